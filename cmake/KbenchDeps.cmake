@@ -1,0 +1,29 @@
+# Third-party dependencies, all from Debian packages (scripts/setup installs them). Nothing vendored.
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(OpenMP REQUIRED)
+find_package(Threads REQUIRED)
+
+# toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
+# (Debian's toml++ config forces its shared library; the header-only mode is the library's default).
+find_path(KBENCH_TOMLPP_INCLUDE toml++/toml.hpp REQUIRED)
+find_path(KBENCH_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
+
+add_library(kbench_deps INTERFACE)
+add_library(kbench::deps ALIAS kbench_deps)
+target_include_directories(kbench_deps SYSTEM INTERFACE ${KBENCH_TOMLPP_INCLUDE} ${KBENCH_DLPACK_INCLUDE})
+target_compile_definitions(kbench_deps INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
+target_link_libraries(kbench_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json fmt::fmt-header-only Threads::Threads)
+
+# The cuda target: the CUDA toolkit is optional at build time (the host target needs none).
+set(KBENCH_WITH_CUDA OFF)
+if(NOT KBENCH_CUDA STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND AND CUDAToolkit_NVCC_EXECUTABLE)
+    set(KBENCH_WITH_CUDA ON)
+  elseif(KBENCH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "KBENCH_CUDA=ON but no CUDA toolkit (nvcc) was found; install it or pass -DKBENCH_CUDA=OFF")
+  endif()
+endif()
+message(STATUS "kbench: cuda target ${KBENCH_WITH_CUDA}")

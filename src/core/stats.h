@@ -1,0 +1,24 @@
+// Descriptive statistics of timing samples.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace kb {
+
+struct Summary {
+  size_t n = 0;
+  double mean = 0, stdev = 0, rel_stdev = 0;  // stdev is the sample (n-1) standard deviation
+  double min = 0, max = 0;
+  double median = 0, p10 = 0, p90 = 0, q25 = 0, q75 = 0, iqr = 0;  // linear-interpolated quantiles
+};
+
+// Throws std::invalid_argument on an empty sample.
+Summary summarize(std::span<const double> samples);
+// Quantile q in [0,1] by linear interpolation between order statistics (type 7, as numpy's
+// default); the input need not be sorted.
+double quantile(std::span<const double> samples, double q);
+// Geometric mean of positive values; throws std::invalid_argument on empty input or a value <= 0.
+double geomean(std::span<const double> values);
+
+}  // namespace kb

@@ -1,0 +1,28 @@
+// Roofline scoring: achieved rates against the ceilings, and the physics check.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "deck/problem.h"
+
+namespace kb {
+
+struct RooflinePoint {
+  double flops = 0, bytes = 0, seconds = 0;
+  double flops_per_s = 0, bytes_per_s = 0;
+  double compute_peak = 0, memory_peak = 0;    // the ceilings used (FLOP/s, B/s)
+  double compute_fraction = 0, memory_fraction = 0;
+  double peak_fraction = 0;  // the fraction of the problem's declared regime
+  double sol_fraction = 0;   // speed of light: max(compute_fraction, memory_fraction)
+};
+
+// Throws std::invalid_argument when seconds <= 0 or a peak <= 0.
+RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime,
+                       double compute_peak, double memory_peak);
+
+// A message when the point is faster than physics allows, i.e. a fraction exceeds `slack`
+// (1.0 = exactly the ceiling; measured host ceilings get more room); nullopt when plausible.
+std::optional<std::string> physics_violation(const RooflinePoint& p, double slack);
+
+}  // namespace kb
