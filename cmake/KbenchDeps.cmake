@@ -7,7 +7,7 @@ find_package(Threads REQUIRED)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
 # (Debian's toml++ config forces its shared library; the header-only mode is the library's default).
-find_path(KBENCH_TOMLPP_INCLUDE toml++/toml.hpp REQUIRED)
+find_path(KBENCH_TOMLPP_INCLUDE toml++/toml.h REQUIRED)
 find_path(KBENCH_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
 
 add_library(kbench_deps INTERFACE)
