@@ -1,0 +1,40 @@
+// Shared pieces of the kbench command line.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kb::cli {
+
+// Exit codes (docs/cli.md).
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitFail = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInternal = 3;
+
+// Raised for bad user input (unknown problem, missing folder...): exit code 2, message as is.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct GlobalOptions {
+  std::filesystem::path problems_dir;  // --problems, KBENCH_PROBLEMS, else <source>/problems
+  std::filesystem::path hardware_dir;  // --hardware, KBENCH_HARDWARE, else <source>/hardware
+  bool json = false;
+};
+
+void add_global_options(CLI::App& app, GlobalOptions& g);
+void resolve_defaults(GlobalOptions& g);
+bool stdout_is_terminal();
+bool stderr_is_terminal();
+
+// Each registers its subcommands; the callback returns the exit code through `exit_code`.
+void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_eval_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_worker_command(CLI::App& app, int& exit_code);
+void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+
+}  // namespace kb::cli

@@ -1,0 +1,124 @@
+// `kbench list` and `kbench show`: the deck, readable.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/app.h"
+#include "cli/deck_lookup.h"
+#include "core/tensor.h"
+#include "eval/judge.h"
+
+namespace kb::cli {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+Problem find_problem(const GlobalOptions& g, const std::string& name_or_path) {
+  fs::path dir = name_or_path;
+  if (name_or_path.find('/') == std::string::npos || !fs::is_directory(dir)) dir = g.problems_dir / name_or_path;
+  if (!fs::is_regular_file(dir / "problem.toml")) {
+    std::string known;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(g.problems_dir, ec))
+      if (fs::is_regular_file(e.path() / "problem.toml")) known += (known.empty() ? "" : ", ") + e.path().filename().string();
+    throw UsageError(fmt::format("no problem '{}' in {} (known: {}); `kbench list` shows the deck", name_or_path,
+                                 g.problems_dir.string(), known.empty() ? "none" : known));
+  }
+  return load_problem(dir);
+}
+
+namespace {
+
+json tensor_json(const TensorSpec& t) {
+  json shape = json::array();
+  for (const auto& e : t.shape) shape.push_back(e.text());
+  return {{"name", t.name}, {"dtype", std::string(name(t.dtype))}, {"shape", shape}};
+}
+
+json problem_json(const Problem& p) {
+  json j = {{"name", p.name}, {"level", p.level}, {"description", p.description}, {"targets", p.targets},
+            {"dims", p.dims}, {"regime", std::string(regime_name(p.regime))}, {"compute_peak", p.compute_peak},
+            {"memory_peak", p.memory_peak}, {"flops", p.flops.text()}, {"bytes", p.bytes.text()},
+            {"check_seeds", p.check_seeds}, {"secret_seeds", p.secret_seeds}};
+  for (const char* k : {"inputs", "weights", "outputs"}) j[k] = json::array();
+  for (const auto& t : p.inputs) j["inputs"].push_back(tensor_json(t));
+  for (const auto& t : p.weights) j["weights"].push_back(tensor_json(t));
+  for (const auto& t : p.outputs) {
+    j["outputs"].push_back(tensor_json(t));
+    j["outputs"].back()["tolerance"] = describe_tolerance(t.tolerance);
+  }
+  j["shapes"] = json::array();
+  for (size_t i = 0; i < p.shapes.size(); ++i) {
+    const Variables v = p.variables(p.shapes[i]);
+    j["shapes"].push_back({{"label", p.shape_label(i)}, {"flops", p.flops.eval(v)}, {"bytes", p.bytes.eval(v)}});
+  }
+  return j;
+}
+
+std::string tensor_line(const Problem& p, const TensorSpec& t) {
+  std::string shape;
+  for (const auto& e : t.shape) shape += (shape.empty() ? "" : ", ") + e.text();
+  return fmt::format("    {:<10} {:<5} ({})", t.name, name(t.dtype), shape);
+  (void)p;
+}
+
+void print_problem(const Problem& p) {
+  std::cout << fmt::format("{}  [{} · {}-bound · targets: {}]\n\n", p.name, p.level, regime_name(p.regime),
+                           fmt::join(p.targets, ", "));
+  std::cout << p.description << "\n\n";
+  if (!p.inputs.empty()) std::cout << "  inputs\n";
+  for (const auto& t : p.inputs) std::cout << tensor_line(p, t) << "\n";
+  if (!p.weights.empty()) std::cout << "  weights\n";
+  for (const auto& t : p.weights) std::cout << tensor_line(p, t) << "\n";
+  std::cout << "  outputs\n";
+  for (const auto& t : p.outputs)
+    std::cout << tensor_line(p, t) << "   tolerance: " << describe_tolerance(t.tolerance) << "\n";
+  std::cout << fmt::format("\n  flops = {}\n  bytes = {}\n  peak  = {} (compute), {} (memory)\n\n  shapes\n",
+                           p.flops.text(), p.bytes.text(), p.compute_peak, p.memory_peak);
+  for (size_t i = 0; i < p.shapes.size(); ++i) {
+    const Variables v = p.variables(p.shapes[i]);
+    std::cout << fmt::format("    {:>2}  {:<40} {:>10.3g} FLOP {:>10.3g} B\n", i, p.shape_label(i), p.flops.eval(v), p.bytes.eval(v));
+  }
+  std::cout << fmt::format("\n  seeds: {} fixed ({}) + {} secret per shape\n", p.check_seeds.size(),
+                           fmt::join(p.check_seeds, ", "), p.secret_seeds);
+}
+
+}  // namespace
+
+void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* list = app.add_subcommand("list", "List the problems of the deck");
+  add_global_options(*list, g);
+  list->callback([&g, &exit_code] {
+    resolve_defaults(g);
+    auto deck = load_deck(g.problems_dir);
+    if (g.json) {
+      json j = json::array();
+      for (const auto& p : deck) j.push_back(problem_json(p));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("{:<18} {:<8} {:<8} {:<11} {}\n", "problem", "level", "regime", "targets", "shapes");
+      for (const auto& p : deck) {
+        std::string shapes;
+        for (size_t i = 0; i < p.shapes.size(); ++i) shapes += (i ? "; " : "") + p.shape_label(i);
+        std::cout << fmt::format("{:<18} {:<8} {:<8} {:<11} {}\n", p.name, p.level, regime_name(p.regime),
+                                 fmt::format("{}", fmt::join(p.targets, ",")), shapes);
+      }
+    }
+    exit_code = kExitPass;
+  });
+
+  auto problem = std::make_shared<std::string>();
+  auto* show = app.add_subcommand("show", "Print one problem's specification");
+  add_global_options(*show, g);
+  show->add_option("PROBLEM", *problem, "Problem name (or folder)")->required();
+  show->callback([&g, &exit_code, problem] {
+    resolve_defaults(g);
+    Problem p = find_problem(g, *problem);
+    if (g.json)
+      std::cout << problem_json(p).dump(2) << "\n";
+    else
+      print_problem(p);
+    exit_code = kExitPass;
+  });
+}
+
+}  // namespace kb::cli

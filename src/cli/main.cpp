@@ -1,0 +1,67 @@
+// kbench: a GPU-kernel benchmark for coding agents. `kbench --help` lists the commands.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/app.h"
+#include "core/version.h"
+#include "deck/problem.h"
+#include "target/ceilings.h"
+
+namespace kb::cli {
+
+void add_global_options(CLI::App& app, GlobalOptions& g) {
+  app.add_option("--problems", g.problems_dir, "Problem deck folder (default: $KBENCH_PROBLEMS or the deck kbench was built from)");
+  app.add_option("--hardware", g.hardware_dir, "Datasheet ceilings folder (default: $KBENCH_HARDWARE or hardware/ of the source tree)");
+  app.add_flag("--json", g.json, "Print machine-readable JSON on stdout");
+}
+
+void resolve_defaults(GlobalOptions& g) {
+  if (g.problems_dir.empty()) {
+    const char* env = std::getenv("KBENCH_PROBLEMS");
+    g.problems_dir = env && *env ? std::filesystem::path(env) : std::filesystem::path(source_dir()) / "problems";
+  }
+  if (g.hardware_dir.empty()) {
+    const char* env = std::getenv("KBENCH_HARDWARE");
+    g.hardware_dir = env && *env ? std::filesystem::path(env) : std::filesystem::path(source_dir()) / "hardware";
+  }
+}
+
+bool stdout_is_terminal() { return isatty(STDOUT_FILENO); }
+bool stderr_is_terminal() { return isatty(STDERR_FILENO); }
+
+}  // namespace kb::cli
+
+int main(int argc, char** argv) {
+  using namespace kb::cli;
+  CLI::App app{"kbench: judge GPU kernels written by coding agents (correctness, integrity, speed of light)", "kbench"};
+  app.set_version_flag("--version", "kbench " + kb::kbench_version());
+  app.require_subcommand(1);
+  GlobalOptions g;
+  int exit_code = kExitPass;
+  register_deck_commands(app, g, exit_code);
+  register_eval_commands(app, g, exit_code);
+  register_ceilings_command(app, g, exit_code);
+  register_targets_command(app, g, exit_code);
+  register_worker_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitPass : kExitUsage;
+  } catch (const UsageError& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const kb::SpecError& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const kb::HardwareError& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kbench: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+  return exit_code;
+}

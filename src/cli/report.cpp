@@ -1,0 +1,69 @@
+#include "cli/report.h"
+
+#include <fmt/format.h>
+
+namespace kb::cli {
+namespace {
+
+std::string paint(const std::string& s, const char* code, bool color) {
+  return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+}
+
+std::string time_text(double s) {
+  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string rate(double v, const char* unit) {
+  if (v >= 1e12) return fmt::format("{:.2f} T{}", v / 1e12, unit);
+  if (v >= 1e9) return fmt::format("{:.2f} G{}", v / 1e9, unit);
+  return fmt::format("{:.2f} M{}", v / 1e6, unit);
+}
+
+}  // namespace
+
+void print_result(std::ostream& out, const EvalResult& r, bool color) {
+  out << fmt::format("kbench {} {}  ·  target {} ({})\n  solution {}\n", r.mode, r.problem, r.target, r.device,
+                     r.solution_dir);
+  if (!r.build.ok && r.failure == "build_error") {
+    out << "\n" << r.message << "\n";
+  } else if (!r.shapes.empty()) {
+    out << fmt::format("\n  {:<34} {:<9} {:>12} {:>8} {:>12} {:>12} {:>7} {:>7}\n", "shape", "check", "median", "±iqr",
+                       "FLOP/s", "bytes/s", "peak", "SoL");
+    for (const auto& s : r.shapes) {
+      size_t passed = 0;
+      for (const auto& c : s.checks) passed += c.pass;
+      std::string check = s.checks.empty() ? "-" : fmt::format("{}/{}", passed, s.checks.size());
+      std::string med = "-", iqr = "-", fl = "-", by = "-", pk = "-", sol = "-";
+      if (s.timing) {
+        med = time_text(s.timing->seconds.median);
+        iqr = s.timing->seconds.median > 0 ? fmt::format("{:.1f}%", 100 * s.timing->seconds.iqr / s.timing->seconds.median) : "-";
+      }
+      if (s.roofline) {
+        fl = rate(s.roofline->flops_per_s, "FLOP/s").substr(0, 12);
+        by = rate(s.roofline->bytes_per_s, "B/s");
+        pk = fmt::format("{:.1f}%", 100 * s.roofline->peak_fraction);
+        sol = fmt::format("{:.1f}%", 100 * s.roofline->sol_fraction);
+      }
+      std::string mark = s.pass ? paint("ok  ", "32", color) : paint("FAIL", "31;1", color);
+      out << fmt::format("  {} {:<29} {:<9} {:>12} {:>8} {:>12} {:>12} {:>7} {:>7}\n", mark, s.label.substr(0, 29),
+                         check, med, iqr, fl, by, pk, sol);
+    }
+  }
+  if (r.verdict == "pass") {
+    out << "\n  verdict " << paint("PASS", "32;1", color);
+    if (r.peak_fraction_geomean)
+      out << fmt::format("   peak_fraction {:.4f} ({}-bound, geomean)   speed-of-light {:.4f}", *r.peak_fraction_geomean,
+                         r.regime, *r.sol_fraction_geomean);
+    out << "\n";
+    if (r.compute_peak && r.memory_peak)
+      out << fmt::format("  ceilings {} ({}): {} = {}, {} = {}\n", r.ceilings_id, r.ceilings_measured ? "measured" : "datasheet",
+                         r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"));
+  } else {
+    out << "\n  verdict " << paint(r.verdict == "fail" ? "FAIL" : "ERROR", "31;1", color) << " (" << r.failure << ")\n";
+    if (r.failure != "build_error") out << "  " << r.message << "\n";
+  }
+}
+
+}  // namespace kb::cli

@@ -1,0 +1,339 @@
+#include "eval/evaluator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <set>
+
+#include "core/hash.h"
+#include "core/stats.h"
+#include "core/version.h"
+#include "deck/generate.h"
+#include "deck/registry.h"
+#include "eval/worker_process.h"
+#include "target/compile.h"
+#include "target/target.h"
+
+namespace kb {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// Secret seeds and keys come from the OS entropy source at run time, never from the problem.
+uint64_t fresh_secret() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// One case as the parent knows it: the inputs it generated itself, their fingerprints, and the
+// oracle's expected outputs. None of this is ever sent to the worker.
+struct Case {
+  uint64_t seed = 0;
+  std::vector<uint64_t> input_hashes;
+  std::vector<std::vector<double>> expected;
+};
+
+Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
+               uint64_t hash_key) {
+  Case c;
+  c.seed = seed;
+  auto inputs = generate_inputs(p, shape, seed);
+  for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
+  for (const auto& o : allocate_outputs(p, shape)) c.expected.emplace_back(static_cast<size_t>(o.numel()), NAN);
+  OracleFn oracle = find_oracle(p.name);
+  if (!oracle) throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "' (problems/" + p.id + "/reference.cpp)");
+  static const std::vector<int64_t> all_rows;
+  OracleCase oc{p, shape, inputs, weights, c.expected, all_rows};
+  oracle(oc);
+  return c;
+}
+
+// Splits a payload of concatenated outputs, starting at `offset`, into host tensors.
+std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape, const std::vector<std::byte>& payload,
+                                       size_t& offset) {
+  auto outs = allocate_outputs(p, shape);
+  for (auto& o : outs) {
+    if (offset + o.bytes.size() > payload.size())
+      throw std::runtime_error("the worker returned fewer output bytes than the outputs hold");
+    std::memcpy(o.data(), payload.data() + offset, o.bytes.size());
+    offset += o.bytes.size();
+  }
+  return outs;
+}
+
+// Judges one call: return code, fingerprints, then every output. Fills failure/message.
+void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
+                const std::vector<uint64_t>& weight_expect, const std::vector<HostTensor>& outs, SeedCheck& sc) {
+  sc.pass = false;
+  if (rc != 0) {
+    sc.failure = reason::run_error;
+    sc.message = fmt::format("kb_run returned {} (non-zero means the solution reported an error)", rc);
+    return;
+  }
+  const auto got_in = input_hashes.get<std::vector<uint64_t>>();
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (got_in.at(i) != c.input_hashes.at(i)) {
+      sc.failure = reason::input_modified;
+      sc.message = "input '" + p.inputs[i].name + "' was modified by kb_run (inputs are read-only)";
+      return;
+    }
+  const auto got_w = weight_hashes.get<std::vector<uint64_t>>();
+  for (size_t i = 0; i < p.weights.size(); ++i)
+    if (got_w.at(i) != weight_expect.at(i)) {
+      sc.failure = reason::weights_modified;
+      sc.message = "weight '" + p.weights[i].name + "' was modified (weights are read-only; repack into your own buffers in kb_setup)";
+      return;
+    }
+  static const std::vector<int64_t> all_rows;
+  sc.pass = true;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    sc.outputs.push_back(judge_output(p.outputs[i], outs[i], c.expected[i], all_rows));
+    const auto& v = sc.outputs.back();
+    if (!v.pass && sc.pass) {
+      sc.pass = false;
+      sc.failure = v.failure;
+      sc.message = v.message;
+    }
+  }
+}
+
+class ShapeRun {
+ public:
+  ShapeRun(const Problem& p, size_t index, const fs::path& library, const EvalOptions& o, const std::string& target,
+           ShapeResult& out)
+      : p_(p), shape_(p.shapes.at(index)), o_(o), r_(out) {
+    r_.index = index;
+    r_.label = p.shape_label(index);
+    for (size_t d = 0; d < p.dims.size(); ++d) r_.dims.emplace_back(p.dims[d], shape_.dims[d]);
+    const Variables vars = p.variables(shape_);
+    r_.flops = p.flops.eval(vars);
+    r_.bytes = p.bytes.eval(vars);
+    args_ = WorkerArgs{target, p.dir, library, index};
+  }
+
+  // Returns true when the shape passed everything that was asked.
+  bool run(const Target& target, const Ceilings* ceilings) {
+    const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
+    fs::remove(log);
+    try {
+      WorkerProcess w(args_, log, o_.call_timeout);
+      hash_key_ = fresh_secret();
+      const uint64_t weights_seed = fresh_secret();
+      weights_ = generate_weights(p_, shape_, weights_seed);
+      for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
+      Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed}, {"hash_key", hash_key_}}, o_.call_timeout);
+      if (int rc = m.header.at("rc"); rc != 0)
+        return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
+      if (o_.check && !check(w)) return false;
+      if (o_.bench && !bench(w, target, *ceilings)) return false;
+      w.finish(o_.call_timeout);
+    } catch (const WorkerFailure& e) {
+      const std::string& k = e.kind();
+      return fail(k == "timeout" ? reason::timeout : k == "crash" ? reason::crash : reason::load_error, e.what());
+    }
+    r_.pass = true;
+    return true;
+  }
+
+ private:
+  bool fail(const char* why, std::string message) {
+    r_.pass = false;
+    r_.failure = why;
+    r_.message = std::move(message);
+    return false;
+  }
+
+  void say(const std::string& s) {
+    if (o_.progress) o_.progress(fmt::format("  shape {} ({}): {}", r_.index, r_.label, s));
+  }
+
+  bool check(WorkerProcess& w) {
+    std::vector<std::pair<uint64_t, bool>> seeds;
+    for (uint64_t s : o_.seeds.empty() ? p_.check_seeds : o_.seeds) seeds.emplace_back(s, false);
+    if (o_.secret)
+      for (int i = 0; i < p_.secret_seeds; ++i) seeds.emplace_back(fresh_secret(), true);
+    for (auto [seed, secret] : seeds) {
+      Case c = make_case(p_, shape_, weights_, seed, hash_key_);
+      Message m = w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout);
+      size_t off = 0;
+      auto outs = unpack_outputs(p_, shape_, m.payload, off);
+      SeedCheck sc;
+      sc.seed = seed;
+      sc.secret = secret;
+      sc.seconds = m.header.value("seconds", 0.0);
+      judge_call(p_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
+                 outs, sc);
+      r_.checks.push_back(sc);
+      const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
+      if (!sc.pass) {
+        say(name + ": FAIL");
+        return fail(sc.failure.c_str(), fmt::format("{}: {}", name, sc.message));
+      }
+      say(name + ": ok");
+    }
+    return true;
+  }
+
+  bool bench(WorkerProcess& w, const Target& target, const Ceilings& ceil) {
+    const TimingPolicy& pol = o_.timing;
+    std::vector<Case> sets;
+    json seeds = json::array();
+    for (int i = 0; i < std::max(1, pol.input_sets); ++i) {
+      sets.push_back(make_case(p_, shape_, weights_, fresh_secret(), hash_key_));
+      seeds.push_back(sets.back().seed);
+    }
+    // Which timed calls get re-checked is the parent's secret: random iterations among the ones
+    // that always run (the first min_samples).
+    std::mt19937_64 rng(fresh_secret());
+    std::set<size_t> recheck;
+    const size_t horizon = std::max<size_t>(pol.min_samples, 1);
+    while (recheck.size() < std::min<size_t>(static_cast<size_t>(std::max(pol.rechecks, 0)), horizon))
+      recheck.insert(rng() % horizon);
+    say("timing");
+    const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
+        1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
+    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"warmup_seconds", pol.warmup_seconds},
+                           {"min_samples", pol.min_samples}, {"max_samples", pol.max_samples},
+                           {"target_rel_stdev", pol.target_rel_stdev}, {"max_seconds", pol.max_seconds},
+                           {"recheck_iterations", recheck}},
+                          budget);
+    if (int rc = m.header.at("rc"); rc != 0)
+      return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
+    size_t off = 0;
+    for (const auto& rc : m.header.at("rechecked")) {
+      const size_t set = rc.at("set");
+      auto outs = unpack_outputs(p_, shape_, m.payload, off);
+      SeedCheck sc;
+      judge_call(p_, sets.at(set), 0, m.header.at("input_hashes").at(set), m.header.at("weight_hashes"),
+                 weight_hashes_, outs, sc);
+      if (!sc.pass) {
+        const size_t it = rc.at("iteration");
+        const char* why = sc.failure == reason::input_modified || sc.failure == reason::weights_modified
+                              ? sc.failure.c_str() : reason::timed_output_wrong;
+        return fail(why, fmt::format("timed call {} (input set {}) gave a wrong result although the same solution "
+                                     "passed the checks; results must not be cached or deferred across calls: {}",
+                                     it, set, sc.message));
+      }
+    }
+    TimingRecord t;
+    t.samples = m.header.at("samples").get<std::vector<double>>();
+    t.seconds = summarize(t.samples);
+    t.warmup_calls = m.header.at("warmup_calls");
+    t.stop_reason = m.header.at("stop_reason");
+    t.wall_seconds = m.header.at("wall_seconds");
+    r_.timing = t;
+    const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
+                                      ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
+    r_.roofline = rp;
+    if (auto why = physics_violation(rp, target.physics_slack())) return fail(reason::impossible_time, *why);
+    say(fmt::format("median {:.3f} us over {} samples ({})", t.seconds.median * 1e6, t.seconds.n, t.stop_reason));
+    return true;
+  }
+
+  const Problem& p_;
+  const ShapeCase& shape_;
+  const EvalOptions& o_;
+  ShapeResult& r_;
+  WorkerArgs args_;
+  uint64_t hash_key_ = 0;
+  std::vector<HostTensor> weights_;
+  std::vector<uint64_t> weight_hashes_;
+};
+
+void summarize_scores(const Problem& p, EvalResult& r) {
+  std::vector<double> peak, sol;
+  for (const auto& s : r.shapes) {
+    if (!s.roofline) return;
+    peak.push_back(s.roofline->peak_fraction);
+    sol.push_back(s.roofline->sol_fraction);
+  }
+  if (peak.empty()) return;
+  r.peak_fraction_geomean = geomean(peak);
+  r.sol_fraction_geomean = geomean(sol);
+  (void)p;
+}
+
+}  // namespace
+
+EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  EvalResult r;
+  r.mode = o.check && o.bench ? "eval" : o.bench ? "bench" : "check";
+  r.problem = p.name;
+  r.solution_dir = fs::absolute(solution_dir).lexically_normal().string();
+  r.kbench_version = kbench_version();
+  r.started_at = now_iso8601();
+  r.timing_policy = o.timing;
+  r.regime = std::string(regime_name(p.regime));
+  r.compute_peak_key = p.compute_peak;
+  r.memory_peak_key = p.memory_peak;
+  auto finish = [&](const std::string& verdict, std::string failure, std::string message) {
+    r.verdict = verdict;
+    r.failure = std::move(failure);
+    r.message = std::move(message);
+    r.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  try {
+    std::unique_ptr<Target> target;
+    try {
+      target = make_target(o.target);
+    } catch (const std::invalid_argument& e) {
+      return finish("error", "unsupported_target", e.what());
+    }
+    r.target = target->name();
+    if (!p.supports(r.target))
+      return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
+    require_generators(p);
+    r.device = target->open_device()->description();
+    fs::create_directories(o.work_dir);
+
+    if (o.progress) o.progress("building " + r.solution_dir);
+    BuildResult b = target->build(solution_dir, o.build_dir);
+    r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.ok ? "" : trim_compiler_log(b.log)};
+    if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
+
+    std::optional<Ceilings> ceilings;
+    if (o.bench) {
+      ceilings = target->ceilings(o.hardware_dir, o.refresh_ceilings);
+      r.ceilings_id = ceilings->id;
+      r.ceilings_measured = ceilings->measured;
+      r.compute_peak = ceilings->compute_peak(p.compute_peak).value;
+      r.memory_peak = ceilings->memory_peak(p.memory_peak).value;
+    }
+    std::vector<size_t> shapes = o.shapes;
+    if (shapes.empty())
+      for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);
+    std::string first_failure, first_message;
+    for (size_t i : shapes) {
+      if (i >= p.shapes.size())
+        return finish("error", "bad_shape", fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size()));
+      r.shapes.emplace_back();
+      if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
+      ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
+      if (!run.run(*target, ceilings ? &*ceilings : nullptr) && first_failure.empty()) {
+        first_failure = r.shapes.back().failure;
+        first_message = fmt::format("shape {} ({}): {}", i, r.shapes.back().label, r.shapes.back().message);
+      }
+    }
+    if (!first_failure.empty()) return finish("fail", first_failure, first_message);
+    summarize_scores(p, r);
+    return finish("pass", "", "");
+  } catch (const std::exception& e) {
+    return finish("error", "internal_error", std::string("kbench could not complete the evaluation: ") + e.what());
+  }
+}
+
+}  // namespace kb

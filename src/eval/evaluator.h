@@ -1,0 +1,39 @@
+// The evaluator: build a solution, then for each shape run it in a fresh worker, check it on
+// fixed and secret seeds against the fp64 oracle, time it, and score it on the roofline.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "deck/problem.h"
+#include "eval/result.h"
+#include "eval/timing.h"
+
+namespace kb {
+
+struct EvalOptions {
+  std::string target = "auto";
+  bool check = true;                    // correctness on check + secret seeds
+  bool bench = true;                    // timing with rechecks, roofline
+  std::vector<size_t> shapes;           // empty: all
+  std::vector<uint64_t> seeds;          // replace the problem's check seeds (reproduce a failure)
+  bool secret = true;                   // draw the problem's secret seeds
+  TimingPolicy timing;
+  std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};
+  std::filesystem::path work_dir;       // worker logs; required
+  std::filesystem::path build_dir;      // content-addressed build cache; required
+  std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
+  bool refresh_ceilings = false;
+  // Progress lines for a terminal ("shape 2/4 ...: seed 3 ok"); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+// Never throws for anything the solution does; a failure of kbench itself (e.g. the oracle is
+// missing) is reported as verdict "error".
+EvalResult evaluate(const Problem& problem, const std::filesystem::path& solution_dir, const EvalOptions& options);
+
+}  // namespace kb

@@ -1,0 +1,167 @@
+#include "eval/judge.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "eval/poison.h"
+
+namespace kb {
+namespace {
+
+constexpr size_t kWorstShown = 5;
+
+std::vector<int64_t> unflatten(int64_t index, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    c[d] = shape[d] ? index % shape[d] : 0;
+    index = shape[d] ? index / shape[d] : 0;
+  }
+  return c;
+}
+
+bool holds_poison(const HostTensor& t, int64_t i, const Poison& p) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, static_cast<const unsigned char*>(t.data()) + i * p.bytes, static_cast<size_t>(p.bytes));
+  const uint64_t mask = p.bytes == 8 ? ~0ull : ((1ull << (8 * p.bytes)) - 1);
+  return (bits & mask) == (p.pattern & mask);
+}
+
+bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Keeps the k elements with the largest excess.
+void keep_worst(std::vector<ElementError>& worst, ElementError e) {
+  auto by_excess = [](const ElementError& a, const ElementError& b) { return a.excess > b.excess; };
+  if (worst.size() < kWorstShown) {
+    worst.push_back(std::move(e));
+    std::sort(worst.begin(), worst.end(), by_excess);
+  } else if (e.excess > worst.back().excess) {
+    worst.back() = std::move(e);
+    std::sort(worst.begin(), worst.end(), by_excess);
+  }
+}
+
+std::string coords_string(const std::vector<int64_t>& c) {
+  std::string s = "(";
+  for (size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+std::string describe_tolerance(const Tolerance& t) {
+  std::vector<std::string> parts;
+  if (t.atol || t.rtol) parts.push_back(fmt::format("atol={:g} rtol={:g}", t.atol.value_or(0), t.rtol.value_or(0)));
+  if (t.max_ulp) parts.push_back(fmt::format("max_ulp={:g}", *t.max_ulp));
+  if (t.rel_l2) parts.push_back(fmt::format("rel_l2={:g}", *t.rel_l2));
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const std::vector<double>& expected,
+                           const std::vector<int64_t>& rows) {
+  OutputVerdict v;
+  v.output = spec.name;
+  const Tolerance& tol = spec.tolerance;
+  const Poison poison = poison_for(spec.dtype);
+  const bool float_out = info(spec.dtype).is_float;
+  const bool use_ar = tol.atol.has_value() || tol.rtol.has_value();
+  const double atol = tol.atol.value_or(0), rtol = tol.rtol.value_or(0);
+  const int64_t n = got.numel();
+  const int64_t row_len = got.shape.empty() ? 1 : std::max<int64_t>(got.shape.back(), 1);
+  double err2 = 0, ref2 = 0;
+
+  auto check = [&](int64_t i) {
+    ++v.checked;
+    const double e = expected[static_cast<size_t>(i)];
+    const double g = got.get(i);
+    ElementError ee{i, {}, e, g, std::abs(g - e), 0, 0, 0};
+    ee.rel_err = e != 0 ? ee.abs_err / std::abs(e) : (ee.abs_err == 0 ? 0 : std::numeric_limits<double>::infinity());
+    bool ok = true;
+    if (holds_poison(got, i, poison) && !same_value(g, e)) {
+      ++v.unwritten;
+      ok = false;
+      ee.excess = std::numeric_limits<double>::infinity();
+    } else if (std::isnan(e) || std::isinf(e) || !std::isfinite(g)) {
+      // NaN and inf pass only where the reference has the same at the same place.
+      ok = same_value(g, e);
+      ee.excess = ok ? 0 : std::numeric_limits<double>::infinity();
+    } else {
+      if (use_ar) {
+        const double allowed = atol + rtol * std::abs(e);
+        ee.excess = std::max(ee.excess, allowed > 0 ? ee.abs_err / allowed : (ee.abs_err > 0 ? INFINITY : 0));
+        ok = ok && ee.abs_err <= allowed;
+      }
+      if (float_out) {
+        ee.ulp_err = ee.abs_err / ulp_at(spec.dtype, e);
+        v.max_ulp_err = std::max(v.max_ulp_err, ee.ulp_err);
+      }
+      if (tol.max_ulp) {
+        ee.excess = std::max(ee.excess, *tol.max_ulp > 0 ? ee.ulp_err / *tol.max_ulp : (ee.ulp_err > 0 ? INFINITY : 0));
+        ok = ok && ee.ulp_err <= *tol.max_ulp;
+      }
+      err2 += (g - e) * (g - e);
+      ref2 += e * e;
+      v.max_abs_err = std::max(v.max_abs_err, ee.abs_err);
+      if (std::isfinite(ee.rel_err)) v.max_rel_err = std::max(v.max_rel_err, ee.rel_err);
+    }
+    if (!ok) ++v.failed;
+    if (ee.excess > 0 && (!ok || v.worst.size() < kWorstShown || ee.excess > v.worst.back().excess)) {
+      ee.coords = unflatten(i, got.shape);
+      keep_worst(v.worst, std::move(ee));
+    }
+  };
+
+  if (rows.empty()) {
+    for (int64_t i = 0; i < n; ++i) check(i);
+  } else {
+    for (int64_t r : rows)
+      for (int64_t j = 0; j < row_len && r * row_len + j < n; ++j) check(r * row_len + j);
+  }
+  v.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+
+  const std::string tol_text = describe_tolerance(tol);
+  if (v.unwritten > 0) {
+    v.failure = "unwritten";
+    v.message = fmt::format("output {}: {} of {} checked elements were not written (they still hold the poison "
+                            "pattern kbench stores before every call)", spec.name, v.unwritten, v.checked);
+  } else if (v.failed > 0) {
+    const bool nonfinite = !v.worst.empty() && !std::isfinite(v.worst.front().got);
+    v.failure = nonfinite ? "nan" : "mismatch";
+    v.message = fmt::format("output {}: {} of {} checked elements outside tolerance ({}); max abs err {:.3g}, "
+                            "max rel err {:.3g}, max ulp err {:.3g}",
+                            spec.name, v.failed, v.checked, tol_text, v.max_abs_err, v.max_rel_err, v.max_ulp_err);
+  } else if (tol.rel_l2 && v.rel_l2 > *tol.rel_l2) {
+    v.failure = "rel_l2";
+    v.message = fmt::format("output {}: relative L2 error {:.3g} exceeds rel_l2={:g}", spec.name, v.rel_l2, *tol.rel_l2);
+  }
+  v.pass = v.failure.empty();
+  if (!v.pass && !v.worst.empty()) {
+    v.message += "\n    worst elements:";
+    for (const auto& w : v.worst) {
+      if (w.excess <= 0) continue;
+      v.message += fmt::format("\n      at {:<16} expected {:<14.8g} got {:<14.8g} abs err {:.3g}  rel err {:.3g}",
+                               coords_string(w.coords), w.expected, w.got, w.abs_err, w.rel_err);
+      if (float_out && std::isfinite(w.ulp_err)) v.message += fmt::format("  ulp {:.1f}", w.ulp_err);
+    }
+  }
+  return v;
+}
+
+nlohmann::json to_json(const OutputVerdict& v) {
+  nlohmann::json worst = nlohmann::json::array();
+  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(fmt::format("{}", x)); };
+  for (const auto& w : v.worst)
+    worst.push_back({{"index", w.coords}, {"expected", num(w.expected)}, {"got", num(w.got)},
+                     {"abs_err", num(w.abs_err)}, {"rel_err", num(w.rel_err)}, {"ulp_err", num(w.ulp_err)}});
+  return {{"output", v.output}, {"pass", v.pass}, {"failure", v.failure}, {"checked", v.checked},
+          {"failed", v.failed}, {"unwritten", v.unwritten}, {"max_abs_err", num(v.max_abs_err)},
+          {"max_rel_err", num(v.max_rel_err)}, {"max_ulp_err", num(v.max_ulp_err)}, {"rel_l2", num(v.rel_l2)},
+          {"worst", worst}, {"message", v.message}};
+}
+
+}  // namespace kb

@@ -1,0 +1,93 @@
+// The records of an evaluation, and their JSON form (docs/result-schema.md, schema kbench.result/1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/judge.h"
+#include "eval/roofline.h"
+#include "eval/timing.h"
+
+namespace kb {
+
+inline constexpr const char* kResultSchema = "kbench.result/1";
+
+// Failure reasons, stable strings (documented in docs/result-schema.md).
+namespace reason {
+inline constexpr const char* build_error = "build_error";
+inline constexpr const char* load_error = "load_error";        // library would not load / missing symbols
+inline constexpr const char* setup_error = "setup_error";      // kb_setup returned non-zero
+inline constexpr const char* run_error = "run_error";          // kb_run returned non-zero
+inline constexpr const char* crash = "crash";
+inline constexpr const char* timeout = "timeout";
+inline constexpr const char* unwritten = "unwritten";
+inline constexpr const char* input_modified = "input_modified";
+inline constexpr const char* weights_modified = "weights_modified";
+inline constexpr const char* mismatch = "mismatch";
+inline constexpr const char* nan = "nan";
+inline constexpr const char* rel_l2 = "rel_l2";
+inline constexpr const char* timed_output_wrong = "timed_output_wrong";
+inline constexpr const char* impossible_time = "impossible_time";
+}  // namespace reason
+
+struct SeedCheck {
+  uint64_t seed = 0;
+  bool secret = false;
+  bool pass = false;
+  std::string failure;  // a reason::*, empty when passing
+  std::string message;
+  std::vector<OutputVerdict> outputs;
+  double seconds = 0;   // wall time of the untimed call (informational)
+};
+
+struct ShapeResult {
+  size_t index = 0;
+  std::string label;
+  std::vector<std::pair<std::string, int64_t>> dims;
+  bool pass = false;
+  std::string failure;
+  std::string message;
+  std::vector<SeedCheck> checks;
+  std::optional<TimingRecord> timing;
+  std::optional<RooflinePoint> roofline;
+  double flops = 0, bytes = 0;
+};
+
+struct BuildRecord {
+  bool ok = false;
+  bool cached = false;
+  double seconds = 0;
+  std::string command;
+  std::string log_excerpt;
+};
+
+struct EvalResult {
+  std::string mode;                 // "check" | "bench" | "eval"
+  std::string problem;
+  std::string target;
+  std::string device;
+  std::string solution_dir;
+  std::string verdict;              // "pass" | "fail" | "error"
+  std::string failure;              // the first failure's reason
+  std::string message;
+  BuildRecord build;
+  std::vector<ShapeResult> shapes;
+  std::optional<double> peak_fraction_geomean, sol_fraction_geomean;
+  std::string regime;
+  std::string compute_peak_key, memory_peak_key;
+  std::optional<double> compute_peak, memory_peak;
+  std::string ceilings_id;
+  bool ceilings_measured = false;
+  TimingPolicy timing_policy;
+  std::string kbench_version;
+  std::string started_at;           // ISO 8601 UTC
+  double duration_seconds = 0;
+};
+
+nlohmann::json to_json(const EvalResult& r, bool with_samples = true);
+
+}  // namespace kb

@@ -1,0 +1,29 @@
+#include "eval/timing.h"
+
+namespace kb {
+
+std::string StoppingCriterion::should_stop(const std::vector<double>& samples, double elapsed) const {
+  if (samples.size() >= p_.max_samples) return "max_samples";
+  if (samples.size() >= p_.min_samples && summarize(samples).rel_stdev <= p_.target_rel_stdev) return "noise";
+  // The time limit still yields at least one sample, so a slow kernel is measured, not skipped.
+  if (!samples.empty() && elapsed >= p_.max_seconds) return "max_time";
+  return "";
+}
+
+nlohmann::json to_json(const TimingPolicy& p) {
+  return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
+          {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
+          {"input_sets", p.input_sets}, {"rechecks", p.rechecks}};
+}
+
+nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
+  const Summary& s = r.seconds;
+  nlohmann::json j = {{"n", s.n}, {"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},
+                      {"p10", s.p10}, {"p90", s.p90}, {"q25", s.q25}, {"q75", s.q75}, {"iqr", s.iqr},
+                      {"stdev", s.stdev}, {"rel_stdev", s.rel_stdev}, {"warmup_calls", r.warmup_calls},
+                      {"stop_reason", r.stop_reason}, {"wall_seconds", r.wall_seconds}};
+  if (with_samples) j["samples"] = r.samples;
+  return j;
+}
+
+}  // namespace kb

@@ -1,0 +1,265 @@
+#include "eval/worker.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "deck/generate.h"
+#include "eval/poison.h"
+#include "eval/protocol.h"
+#include "eval/timing.h"
+#include "kbench/solution.h"
+#include "target/target.h"
+
+namespace kb {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// A tensor in device memory with the DLTensor that points at it.
+struct DeviceTensor {
+  Device* device = nullptr;
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  DLTensor dl{};
+
+  DeviceTensor(Device& d, const HostTensor& like) : device(&d), bytes(like.bytes.size()), dtype(like.dtype), shape(like.shape) {
+    ptr = d.alloc(bytes);
+    dl.data = ptr;
+    dl.device = d.dl_device();
+    dl.ndim = static_cast<int>(shape.size());
+    dl.dtype = info(dtype).dl;
+    dl.shape = shape.data();
+    dl.strides = nullptr;
+    dl.byte_offset = 0;
+  }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  ~DeviceTensor() { device->release(ptr); }
+};
+
+using TensorList = std::vector<std::unique_ptr<DeviceTensor>>;
+
+TensorList upload_all(Device& d, const std::vector<HostTensor>& hs) {
+  TensorList out;
+  for (const auto& h : hs) {
+    out.push_back(std::make_unique<DeviceTensor>(d, h));
+    d.upload(out.back()->ptr, h.data(), h.bytes.size());
+  }
+  return out;
+}
+
+std::vector<DLTensor> views(const TensorList& ts) {
+  std::vector<DLTensor> v;
+  for (const auto& t : ts) v.push_back(t->dl);
+  return v;
+}
+
+class Worker {
+ public:
+  Worker(const WorkerArgs& a)
+      : problem_(load_problem(a.problem_dir)), shape_(problem_.shapes.at(a.shape)),
+        target_(make_target(a.target)), device_(target_->open_device()) {
+    lib_ = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) throw std::runtime_error(std::string("cannot load the solution library: ") + dlerror());
+    setup_ = reinterpret_cast<decltype(setup_)>(dlsym(lib_, "kb_setup"));
+    run_ = reinterpret_cast<decltype(run_)>(dlsym(lib_, "kb_run"));
+    teardown_ = reinterpret_cast<decltype(teardown_)>(dlsym(lib_, "kb_teardown"));
+    std::string missing;
+    if (!setup_) missing += " kb_setup";
+    if (!run_) missing += " kb_run";
+    if (!teardown_) missing += " kb_teardown";
+    if (!missing.empty())
+      throw std::runtime_error("the solution does not export:" + missing +
+                               " (declare them extern \"C\" as in kbench/solution.h)");
+    outputs_ = upload_all(*device_, allocate_outputs(problem_, shape_));
+  }
+
+  // Returns false when the parent asked to stop.
+  bool serve(const Message& m) {
+    const std::string op = m.header.at("op");
+    if (op == "setup") return setup(m.header), true;
+    if (op == "check") return check(m.header), true;
+    if (op == "bench") return bench(m.header), true;
+    if (op == "teardown") {
+      if (state_set_) teardown_(state_);
+      state_set_ = false;
+      send_message(kWorkerReplyFd, {{"ok", true}});
+      return false;
+    }
+    throw std::runtime_error("unknown worker op '" + op + "'");
+  }
+
+ private:
+  void setup(const json& req) {
+    hash_key_ = req.at("hash_key");
+    weights_ = upload_all(*device_, generate_weights(problem_, shape_, req.at("weights_seed")));
+    weight_views_ = views(weights_);
+    dim_names_.clear();
+    for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
+    kb_problem p{problem_.name.c_str(), static_cast<int>(dim_names_.size()), dim_names_.data(), shape_.dims.data(),
+                 weight_views_.data(), static_cast<int>(weight_views_.size())};
+    int rc = setup_(&p, &state_);
+    device_->synchronize();
+    state_set_ = rc == 0;
+    send_message(kWorkerReplyFd, {{"rc", rc}});
+  }
+
+  void poison_outputs() {
+    for (const auto& o : outputs_) {
+      Poison p = poison_for(o->dtype);
+      device_->fill_pattern(o->ptr, o->bytes, p.pattern, p.bytes);
+    }
+  }
+
+  std::vector<uint64_t> hashes(const TensorList& ts) {
+    std::vector<uint64_t> h;
+    for (const auto& t : ts) h.push_back(device_->hash(t->ptr, t->bytes, hash_key_));
+    return h;
+  }
+
+  // One call of the solution on `inputs`, not timed; returns kb_run's code.
+  int call(const TensorList& inputs) {
+    auto in = views(inputs);
+    auto out = views(outputs_);
+    kb_call c{in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), device_->stream()};
+    return run_(state_, &c);
+  }
+
+  std::vector<std::byte> download_outputs() {
+    size_t total = 0;
+    for (const auto& o : outputs_) total += o->bytes;
+    std::vector<std::byte> buf(total);
+    size_t off = 0;
+    for (const auto& o : outputs_) {
+      device_->download(buf.data() + off, o->ptr, o->bytes);
+      off += o->bytes;
+    }
+    return buf;
+  }
+
+  void check(const json& req) {
+    auto inputs = upload_all(*device_, generate_inputs(problem_, shape_, req.at("seed")));
+    poison_outputs();
+    device_->synchronize();
+    const auto t0 = Clock::now();
+    int rc = call(inputs);
+    device_->synchronize();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    json reply = {{"rc", rc}, {"seconds", seconds}, {"input_hashes", hashes(inputs)}, {"weight_hashes", hashes(weights_)}};
+    auto out = download_outputs();
+    send_message(kWorkerReplyFd, reply, out.data(), out.size());
+  }
+
+  void bench(const json& req) {
+    TimingPolicy pol;
+    pol.warmup_seconds = req.at("warmup_seconds");
+    pol.min_samples = req.at("min_samples");
+    pol.max_samples = req.at("max_samples");
+    pol.target_rel_stdev = req.at("target_rel_stdev");
+    pol.max_seconds = req.at("max_seconds");
+    const std::vector<uint64_t> seeds = req.at("seeds");
+    const std::set<size_t> recheck = req.at("recheck_iterations").get<std::set<size_t>>();
+    std::vector<TensorList> sets;
+    for (uint64_t s : seeds) sets.push_back(upload_all(*device_, generate_inputs(problem_, shape_, s)));
+    device_->synchronize();
+
+    json reply = {{"rc", 0}};
+    // Warm-up: hot calls, alternating input sets, for at least warmup_seconds.
+    size_t warm = 0;
+    const auto w0 = Clock::now();
+    do {
+      int rc = call(sets[warm % sets.size()]);
+      device_->synchronize();
+      ++warm;
+      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "warmup"}});
+    } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
+
+    StoppingCriterion stop(pol);
+    std::vector<double> samples;
+    std::vector<std::byte> payload;
+    json rechecked = json::array();
+    const auto s0 = Clock::now();
+    std::string reason;
+    for (size_t it = 0; reason.empty(); ++it) {
+      const size_t set = it % sets.size();
+      const bool rc_it = recheck.count(it) > 0;
+      if (rc_it) poison_outputs();
+      device_->flush_cache();
+      int rc = 0;
+      samples.push_back(device_->time_call([&] { return call(sets[set]); }, &rc));
+      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      if (rc_it) {
+        device_->synchronize();
+        auto out = download_outputs();
+        payload.insert(payload.end(), out.begin(), out.end());
+        rechecked.push_back({{"iteration", it}, {"set", set}});
+      }
+      reason = stop.should_stop(samples, std::chrono::duration<double>(Clock::now() - s0).count());
+    }
+    reply["samples"] = samples;
+    reply["warmup_calls"] = warm;
+    reply["stop_reason"] = reason;
+    reply["wall_seconds"] = std::chrono::duration<double>(Clock::now() - s0).count();
+    reply["rechecked"] = rechecked;
+    std::vector<json> set_hashes;
+    for (const auto& s : sets) set_hashes.push_back(hashes(s));
+    reply["input_hashes"] = set_hashes;
+    reply["weight_hashes"] = hashes(weights_);
+    send_message(kWorkerReplyFd, reply, payload.data(), payload.size());
+  }
+
+  Problem problem_;
+  const ShapeCase& shape_;
+  std::unique_ptr<Target> target_;
+  std::unique_ptr<Device> device_;
+  void* lib_ = nullptr;
+  int (*setup_)(const kb_problem*, void**) = nullptr;
+  int (*run_)(void*, const kb_call*) = nullptr;
+  void (*teardown_)(void*) = nullptr;
+  void* state_ = nullptr;
+  bool state_set_ = false;
+  uint64_t hash_key_ = 0;
+  TensorList weights_, outputs_;
+  std::vector<DLTensor> weight_views_;
+  std::vector<const char*> dim_names_;
+};
+
+}  // namespace
+
+int worker_main(const WorkerArgs& args) {
+  std::unique_ptr<Worker> w;
+  try {
+    w = std::make_unique<Worker>(args);
+    send_message(kWorkerReplyFd, {{"ready", true}});
+  } catch (const std::exception& e) {
+    try {
+      send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}});
+    } catch (...) {
+    }
+    return 3;
+  }
+  try {
+    for (;;) {
+      Message m = receive_message(kWorkerRequestFd);
+      if (!w->serve(m)) return 0;
+    }
+  } catch (const ChannelClosed&) {
+    return 0;  // the parent is gone: nothing left to serve
+  } catch (const std::exception& e) {
+    try {
+      send_message(kWorkerReplyFd, {{"error", e.what()}});
+    } catch (...) {
+    }
+    return 3;
+  }
+}
+
+}  // namespace kb

@@ -1,0 +1,145 @@
+#include "eval/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <vector>
+
+#include "core/subprocess.h"
+
+namespace kb {
+namespace fs = std::filesystem;
+
+fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
+
+WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout)
+    : log_(log) {
+  // A worker that dies mid-write must not kill the parent with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+  int req[2], rep[2];
+  if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  const std::string exe = self_executable().string();
+  std::vector<std::string> argv = {exe, "__worker", "--target", a.target, "--problem-dir", a.problem_dir.string(),
+                                   "--library", a.library.string(), "--shape", std::to_string(a.shape)};
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
+  if (pid_ == 0) {
+    setpgid(0, 0);  // its own group: a timeout kills whatever the solution may have forked
+    int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (logfd < 0 || devnull < 0) _exit(126);
+    dup2(devnull, STDIN_FILENO);
+    dup2(logfd, STDOUT_FILENO);
+    dup2(logfd, STDERR_FILENO);
+    // dup2 clears O_CLOEXEC on the new fds; every other pipe end closes at exec.
+    if (dup2(req[0], kWorkerRequestFd) < 0 || dup2(rep[1], kWorkerReplyFd) < 0) _exit(126);
+    std::vector<char*> args;
+    for (auto& s : argv) args.push_back(s.data());
+    args.push_back(nullptr);
+    execv(exe.c_str(), args.data());
+    _exit(127);
+  }
+  close(req[0]);
+  close(rep[1]);
+  to_worker_ = req[1];
+  from_worker_ = rep[0];
+  Message ready;
+  try {
+    ready = receive_message(from_worker_, ready_timeout);
+  } catch (const ChannelTimeout&) {
+    kill_now();
+    throw WorkerFailure("timeout", "the worker did not start within " + std::to_string(ready_timeout.count() / 1000) + " s");
+  } catch (const ChannelClosed&) {
+    died("start-up");
+  }
+  if (!ready.header.value("ready", false)) {
+    std::string err = ready.header.value("error", std::string("unknown error"));
+    kill_now();
+    throw WorkerFailure("error", err);
+  }
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (pid_ > 0) kill_now();
+  if (to_worker_ >= 0) close(to_worker_);
+  if (from_worker_ >= 0) close(from_worker_);
+}
+
+void WorkerProcess::kill_now() {
+  if (pid_ <= 0) return;
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+  int st;
+  while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+void WorkerProcess::died(const std::string& during) {
+  int st = 0;
+  pid_t r;
+  while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  std::string how = r > 0 ? describe_exit(st) : "unknown status";
+  std::string tail = log_tail();
+  throw WorkerFailure("crash", "the worker died during " + during + " (" + how + ")" +
+                                   (tail.empty() ? "" : "; its last output:\n" + tail));
+}
+
+Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseconds timeout) {
+  const std::string op = req.value("op", std::string("?"));
+  if (pid_ <= 0) throw WorkerFailure("crash", "the worker is no longer running");
+  try {
+    send_message(to_worker_, req);
+    Message m = receive_message(from_worker_, timeout);
+    if (m.header.contains("error")) throw WorkerFailure("error", m.header["error"].get<std::string>());
+    return m;
+  } catch (const ChannelTimeout&) {
+    kill_now();
+    throw WorkerFailure("timeout", "no reply to '" + op + "' within " + std::to_string(timeout.count() / 1000.0) +
+                                       " s; the worker was killed (a hang, a deadlock or a far too slow solution)");
+  } catch (const ChannelClosed&) {
+    died("'" + op + "'");
+  }
+}
+
+void WorkerProcess::finish(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return;
+  try {
+    request({{"op", "teardown"}}, timeout);
+  } catch (const WorkerFailure&) {
+    return;  // already reaped or killed
+  }
+  int st;
+  // Give it a moment to exit on its own, then make sure.
+  for (int i = 0; i < 100; ++i) {
+    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    usleep(10000);
+  }
+  kill_now();
+}
+
+std::string WorkerProcess::log_tail(size_t max_lines) const {
+  std::ifstream in(log_);
+  std::deque<std::string> lines;
+  for (std::string l; std::getline(in, l);) {
+    lines.push_back(l);
+    if (lines.size() > max_lines) lines.pop_front();
+  }
+  std::string s;
+  for (const auto& l : lines) s += "    " + l + "\n";
+  return s;
+}
+
+}  // namespace kb

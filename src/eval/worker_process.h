@@ -1,0 +1,57 @@
+// The parent's handle on one worker process: spawn, request/reply with deadlines, and a clear
+// account of how it died when it does.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include <sys/types.h>
+
+#include "eval/protocol.h"
+#include "eval/worker.h"
+
+namespace kb {
+
+// The worker did not answer properly. kind: "crash" (it died), "timeout" (no reply in time, it
+// was killed), "error" (it reported an error, e.g. the library failed to load).
+class WorkerFailure : public std::runtime_error {
+ public:
+  WorkerFailure(std::string kind, const std::string& message) : std::runtime_error(message), kind_(std::move(kind)) {}
+  const std::string& kind() const { return kind_; }
+
+ private:
+  std::string kind_;
+};
+
+class WorkerProcess {
+ public:
+  // Starts `<this executable> __worker ...` with the solution's stdout/stderr going to `log`.
+  // Waits for the worker's "ready"; throws WorkerFailure when it does not come.
+  WorkerProcess(const WorkerArgs& args, const std::filesystem::path& log, std::chrono::milliseconds ready_timeout);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends a request and waits for its reply. Throws WorkerFailure on crash, timeout or an error reply.
+  Message request(const nlohmann::json& req, std::chrono::milliseconds timeout);
+  // Asks the worker to tear down and exit; kills it if it does not within the timeout.
+  void finish(std::chrono::milliseconds timeout);
+
+  // The last lines of the worker's log (what the solution printed), for failure messages.
+  std::string log_tail(size_t max_lines = 20) const;
+
+ private:
+  [[noreturn]] void died(const std::string& during);
+  void kill_now();
+
+  pid_t pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1;
+  std::filesystem::path log_;
+};
+
+// Path of the running kbench executable (the worker is the same binary).
+std::filesystem::path self_executable();
+
+}  // namespace kb

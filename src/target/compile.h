@@ -1,0 +1,29 @@
+// Shared pieces of building a solution: finding its sources, the content-addressed build cache,
+// and trimming a compiler log to what a user needs to read.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "target/target.h"
+
+namespace kb {
+
+// Source files of a solution folder with one of `extensions` (top level only), sorted. Throws
+// std::invalid_argument when the folder or its main source (`main_file`) is missing.
+std::vector<std::filesystem::path> solution_sources(const std::filesystem::path& dir, const std::string& main_file,
+                                                    const std::vector<std::string>& extensions);
+
+// Compiles with `argv` (whose last element is replaced by nothing: the caller puts "-o", out
+// last) into build_root/<key>/libsolution.so, where key hashes the command line and the contents
+// of every file in the solution folder. A hit skips the compiler.
+BuildResult compile_cached(const std::vector<std::string>& argv_without_output,
+                           const std::filesystem::path& solution_dir, const std::filesystem::path& build_root);
+
+// The first error lines of a compiler log with a little context, at most `max_lines` lines.
+std::string trim_compiler_log(const std::string& log, size_t max_lines = 30);
+
+std::filesystem::path kbench_include_dir();  // the folder holding kbench/solution.h
+
+}  // namespace kb

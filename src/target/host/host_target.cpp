@@ -1,0 +1,97 @@
+// The host target: solutions are C++ (solution.cpp) built with the system compiler and run on
+// the CPU, timed with a monotonic clock after a cache flush.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "core/hash.h"
+#include "target/compile.h"
+#include "target/host/host_info.h"
+#include "target/target.h"
+
+namespace kb {
+namespace fs = std::filesystem;
+namespace {
+
+class HostDevice final : public Device {
+ public:
+  HostDevice() : flush_buffer_(flush_bytes()) {}
+
+  std::string description() const override { return host_cpu_description(); }
+  DLDevice dl_device() const override { return DLDevice{kDLCPU, 0}; }
+
+  void* alloc(size_t bytes) override {
+    // 256-byte alignment, as the ABI promises on every target; zero-sized tensors get a valid pointer.
+    void* p = std::aligned_alloc(256, ((bytes + 255) / 256) * 256 + 256);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  void release(void* p) override { std::free(p); }
+  void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+
+  void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) override {
+    auto* p = static_cast<unsigned char*>(dst);
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(pattern >> (8 * (i % pattern_bytes)));
+  }
+  uint64_t hash(const void* p, size_t bytes, uint64_t key) override { return buffer_hash(p, bytes, key); }
+  void* stream() override { return nullptr; }
+  void synchronize() override {}
+
+  void flush_cache() override {
+    // Writing (not reading) a buffer of 2x the last-level cache evicts every line the solution's
+    // data could occupy; the counter makes each flush write new values so it cannot be elided.
+    ++flush_round_;
+    const size_t n = flush_buffer_.size();
+    unsigned char v = static_cast<unsigned char>(flush_round_);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i += 64) flush_buffer_[i] = static_cast<unsigned char>(v + i);
+  }
+
+  double time_call(const std::function<int()>& call, int* rc) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    *rc = call();
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(t1 - t0).count();
+  }
+
+ private:
+  static size_t flush_bytes() { return std::max<size_t>(2 * host_last_level_cache_bytes(), 64u << 20); }
+  std::vector<unsigned char> flush_buffer_;
+  unsigned flush_round_ = 0;
+};
+
+class HostTarget final : public Target {
+ public:
+  std::string name() const override { return "host"; }
+  std::string source_file() const override { return "solution.cpp"; }
+
+  BuildResult build(const fs::path& dir, const fs::path& build_root) const override {
+    const char* cxx = std::getenv("KBENCH_HOST_CXX");
+    std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
+                                     "-shared", "-fPIC", "-fvisibility=hidden",
+                                     "-I" + kbench_include_dir().string(), "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
+    for (const auto& src : solution_sources(dir, source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
+    return compile_cached(argv, dir, build_root / "host");
+  }
+
+  std::unique_ptr<Device> open_device() const override { return std::make_unique<HostDevice>(); }
+
+  Ceilings ceilings(const fs::path&, bool refresh) const override { return host_ceilings(refresh); }
+
+  // Measured host ceilings are not hard bounds: STREAM copy leaves out write-allocate traffic and
+  // a solution's working set may partly stay in cache, so allow up to 2x before calling a time
+  // impossible.
+  double physics_slack() const override { return 2.0; }
+};
+
+}  // namespace
+
+std::unique_ptr<Target> make_host_target() { return std::make_unique<HostTarget>(); }
+
+}  // namespace kb

@@ -1,0 +1,69 @@
+// A target is where solutions run: `host` (the CPU, solutions in C++) or `cuda` (an NVIDIA GPU).
+// The parent uses a Target to build a solution and to know its ceilings; the worker uses the
+// Device it opens to own every buffer, stream and timer a solution touches.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+#include "target/ceilings.h"
+
+namespace kb {
+
+struct BuildResult {
+  bool ok = false;
+  std::filesystem::path library;  // the shared library, when ok
+  std::string command;            // the compiler command line
+  std::string log;                // full compiler output
+  double seconds = 0;             // compile time (0 when served from the build cache)
+  bool cached = false;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string description() const = 0;  // "AMD EPYC 7B13, 2 cores" / "NVIDIA H100 80GB HBM3"
+  virtual DLDevice dl_device() const = 0;
+  virtual void* alloc(size_t bytes) = 0;       // device memory, at least 256-byte aligned
+  virtual void release(void* p) = 0;
+  virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  virtual void download(void* dst, const void* src, size_t bytes) = 0;
+  // Fills `bytes` bytes with the repeating `pattern` of `pattern_bytes` (1, 2, 4 or 8) bytes.
+  virtual void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) = 0;
+  virtual uint64_t hash(const void* p, size_t bytes, uint64_t key) = 0;  // buffer_hash of device memory
+  virtual void* stream() = 0;                  // handed to the solution (nullptr on host)
+  virtual void synchronize() = 0;              // the whole device
+  // Evicts the data caches so the next call starts cold (writes >= 2x the last-level cache).
+  virtual void flush_cache() = 0;
+  // Runs `call` once and returns its duration in seconds, measured the target's way; `call`
+  // returns the solution's return code, stored in *rc.
+  virtual double time_call(const std::function<int()>& call, int* rc) = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::string name() const = 0;         // "host" or "cuda"
+  virtual std::string source_file() const = 0;  // "solution.cpp" or "solution.cu"
+  // Builds solution_dir into a shared library under build_root (a content-addressed cache).
+  virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root) const = 0;
+  virtual std::unique_ptr<Device> open_device() const = 0;
+  // Peaks used for scoring. `hardware_dir` holds the datasheets (cuda); host ceilings are measured.
+  virtual Ceilings ceilings(const std::filesystem::path& hardware_dir, bool refresh) const = 0;
+  // How far above a ceiling a time may appear before it is rejected as impossible: 1.0 for
+  // datasheet peaks; more for measured host ceilings (a measured STREAM copy is not a hard bound).
+  virtual double physics_slack() const = 0;
+};
+
+// "host", "cuda", or "auto" (cuda when this kbench was built with it and a GPU is present).
+// Throws std::invalid_argument for an unknown or unavailable target, saying why.
+std::unique_ptr<Target> make_target(const std::string& name);
+bool cuda_available();
+
+}  // namespace kb

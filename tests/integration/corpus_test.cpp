@@ -1,0 +1,87 @@
+// The solution corpus: every problems/<id>/solutions/<name>/ with an expect.toml is evaluated by
+// the real kbench binary, and its verdict and failure reason must be the expected ones. Honest
+// solutions must pass (with a positive peak_fraction); exploits must fail for the named reason.
+// Built twice: for the host target (label integration) and the cuda target (label gpu, skipped
+// without a GPU).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <toml++/toml.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/subprocess.h"
+#include "target/target.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Entry {
+  std::string problem, solution;
+  fs::path dir;
+  std::string verdict, failure;
+  std::vector<std::string> args;
+};
+
+std::vector<Entry> corpus() {
+  std::vector<Entry> out;
+  const fs::path root = fs::path(KBENCH_SOURCE_DIR) / "problems";
+  for (const auto& p : fs::directory_iterator(root)) {
+    if (!fs::is_directory(p.path() / "solutions")) continue;
+    for (const auto& s : fs::directory_iterator(p.path() / "solutions")) {
+      const fs::path expect = s.path() / "expect.toml";
+      if (!fs::is_regular_file(expect)) continue;
+      auto t = toml::parse_file(expect.string());
+      if (t["target"].value_or(std::string()) != CORPUS_TARGET) continue;
+      Entry e{p.path().filename().string(), s.path().filename().string(), s.path(),
+              t["verdict"].value_or(std::string("?")), t["failure"].value_or(std::string()), {}};
+      if (auto* a = t["args"].as_array())
+        for (const auto& v : *a) e.args.push_back(v.value_or(std::string()));
+      out.push_back(e);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.dir < b.dir; });
+  return out;
+}
+
+class Corpus : public testing::TestWithParam<Entry> {};
+
+TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
+  const Entry& e = GetParam();
+  if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  const fs::path out = fs::temp_directory_path() / ("kbench-corpus-" + e.problem + "-" + e.solution);
+  std::vector<std::string> argv = {KBENCH_BINARY, "eval", e.problem, e.dir.string(), "--target", CORPUS_TARGET,
+                                   "--json", "--out", out.string(),
+                                   // Short timing: the corpus proves verdicts, not speed.
+                                   "--max-time", "0.2", "--min-samples", "5", "--warmup", "0.02"};
+  argv.insert(argv.end(), e.args.begin(), e.args.end());
+  auto r = kb::run_command(argv, std::chrono::minutes(5));
+  ASSERT_FALSE(r.timed_out) << r.output;
+  auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["verdict"], e.verdict) << j["message"];
+  EXPECT_EQ(j["failure"], e.failure) << j["message"];
+  EXPECT_EQ(r.exit_code, e.verdict == "pass" ? 0 : 1);
+  if (e.verdict == "pass") {
+    ASSERT_TRUE(j["summary"]["peak_fraction_geomean"].is_number());
+    EXPECT_GT(j["summary"]["peak_fraction_geomean"].get<double>(), 0.0);
+    EXPECT_GT(j["summary"]["sol_fraction_geomean"].get<double>(), 0.0);
+    EXPECT_TRUE(fs::is_regular_file(out / "result.json"));
+  } else {
+    EXPECT_FALSE(j["message"].get<std::string>().empty());
+  }
+  fs::remove_all(out);
+}
+
+std::string test_name(const testing::TestParamInfo<Entry>& info) {
+  std::string n = info.param.problem + "_" + info.param.solution;
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Solutions, Corpus, testing::ValuesIn(corpus()), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Corpus);
+
+}  // namespace

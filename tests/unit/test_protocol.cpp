@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "eval/protocol.h"
+#include "eval/timing.h"
+
+namespace kb {
+namespace {
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    r = fds[0];
+    w = fds[1];
+  }
+  ~Pipe() {
+    if (r >= 0) close(r);
+    if (w >= 0) close(w);
+  }
+};
+
+TEST(Protocol, HeaderAndPayloadRoundTrip) {
+  Pipe p;
+  std::vector<std::byte> payload(100000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+  std::thread writer([&] { send_message(p.w, {{"op", "check"}, {"seed", 42}}, payload.data(), payload.size()); });
+  Message m = receive_message(p.r, std::chrono::seconds(5));
+  writer.join();
+  EXPECT_EQ(m.header["op"], "check");
+  EXPECT_EQ(m.header["seed"], 42);
+  EXPECT_EQ(m.payload, payload);
+}
+
+TEST(Protocol, TimeoutAndClosedAreDistinguished) {
+  Pipe p;
+  EXPECT_THROW(receive_message(p.r, std::chrono::milliseconds(50)), ChannelTimeout);
+  close(p.w);
+  p.w = -1;
+  EXPECT_THROW(receive_message(p.r, std::chrono::milliseconds(50)), ChannelClosed);
+}
+
+TEST(Protocol, AnAbsurdHeaderLengthIsRejected) {
+  Pipe p;
+  uint32_t huge = 0xFFFFFFFFu;
+  ASSERT_EQ(write(p.w, &huge, sizeof huge), static_cast<ssize_t>(sizeof huge));
+  EXPECT_THROW(receive_message(p.r, std::chrono::seconds(1)), std::runtime_error);
+}
+
+TEST(StoppingCriterion, NeedsMinSamplesThenStopsOnLowNoise) {
+  TimingPolicy pol;
+  pol.min_samples = 30;
+  pol.target_rel_stdev = 0.005;
+  pol.max_seconds = 100;
+  StoppingCriterion stop(pol);
+  std::vector<double> s(29, 1.0);
+  EXPECT_EQ(stop.should_stop(s, 0.1), "");
+  s.push_back(1.0);
+  EXPECT_EQ(stop.should_stop(s, 0.1), "noise");
+  // 10% noise: keeps going until the time limit
+  std::vector<double> noisy;
+  for (int i = 0; i < 100; ++i) noisy.push_back(i % 2 ? 1.1 : 0.9);
+  EXPECT_EQ(stop.should_stop(noisy, 1.0), "");
+  EXPECT_EQ(stop.should_stop(noisy, 100.0), "max_time");
+  pol.max_samples = 100;
+  EXPECT_EQ(StoppingCriterion(pol).should_stop(noisy, 1.0), "max_samples");
+}
+
+TEST(StoppingCriterion, TheTimeLimitStillYieldsOneSample) {
+  TimingPolicy pol;
+  pol.max_seconds = 0;
+  StoppingCriterion stop(pol);
+  EXPECT_EQ(stop.should_stop({}, 5.0), "");
+  EXPECT_EQ(stop.should_stop({0.5}, 5.0), "max_time");
+}
+
+}  // namespace
+}  // namespace kb
