@@ -11,7 +11,6 @@
 #include <array>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -66,6 +65,22 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// "sm_" + digits + an optional a/f suffix: sm_80, sm_90a, sm_100f.
+bool is_cuda_arch(std::string_view s) {
+  if (s.size() < 4 || s.substr(0, 3) != "sm_") return false;
+  std::string_view digits = s.substr(3);
+  if (digits.back() == 'a' || digits.back() == 'f') digits.remove_suffix(1);
+  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "batch=32 vocab=4096"
+std::string dims_text(const std::vector<std::string>& names, const std::vector<int64_t>& values) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < values.size(); ++i)
+    s += fmt::format("{}{}={}", s.empty() ? "" : " ", names[i], values[i]);
+  return s;
+}
+
 std::string number_text(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{}", v);
@@ -104,7 +119,7 @@ class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
 
-  Problem load(const toml::table& top, const fs::path& dir, const std::string& folder);
+  Problem load(const toml::table& top, const fs::path& dir, const std::string& folder) const;
 
  private:
   std::string file_;
@@ -476,12 +491,9 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
     const std::string path = "policy.required_instructions";
     for (const auto& [arch, list] : table_of(*r, path, "a table of arch = [SASS classes], e.g. { sm_90a = [\"QGMMA\"] }")) {
       const std::string apath = key_path(path, arch.str());
-      // "sm_" + digits + optional a/f suffix: a typo here would silently disable the check.
+      // A misspelt arch would never match the GPU, silently disabling the check.
       const std::string_view s = arch.str();
-      const bool ok = s.size() > 3 && s.substr(0, 3) == "sm_" && std::isdigit(static_cast<unsigned char>(s[3])) &&
-                      std::all_of(s.begin() + 3, s.end() - 1, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
-                      (std::isdigit(static_cast<unsigned char>(s.back())) || s.back() == 'a' || s.back() == 'f');
-      if (!ok) fail(arch.source(), apath, fmt::format("expected a CUDA arch such as sm_90a or sm_100, found '{}'", s));
+      if (!is_cuda_arch(s)) fail(arch.source(), apath, fmt::format("expected a CUDA arch such as sm_90a or sm_100, found '{}'", s));
       p.required_instructions[std::string(s)] = strings_of(list, apath);
     }
   }
@@ -512,7 +524,7 @@ void Loader::check_cases(const toml::table& top, const Problem& p) const {
   }
 }
 
-Problem Loader::load(const toml::table& top, const fs::path& dir, const std::string& folder) {
+Problem Loader::load(const toml::table& top, const fs::path& dir, const std::string& folder) const {
   check_keys(top, "", {"name", "level", "description", "targets", "dims", "inputs", "weights", "outputs", "shapes",
                        "cost", "seeds", "policy"});
   Problem p;
@@ -571,12 +583,7 @@ Variables Problem::variables(const ShapeCase& shape) const {
 }
 
 std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase& shape) const {
-  std::string where = "shape case (" + [&] {
-    std::string s;
-    for (size_t i = 0; i < dims.size() && i < shape.dims.size(); ++i)
-      s += fmt::format("{}{}={}", s.empty() ? "" : " ", dims[i], shape.dims[i]);
-    return s;
-  }() + ")";
+  std::string where = "shape case (" + dims_text(dims, shape.dims) + ")";
   for (size_t i = 0; i < shapes.size(); ++i)
     if (&shapes[i] == &shape) where = fmt::format("shapes[{}] ({})", i, shape_label(i));
   const std::string file = (dir / "problem.toml").string();
@@ -607,11 +614,7 @@ const InitSpec& Problem::init_for(const TensorSpec& t, const ShapeCase& shape) c
 
 std::string Problem::shape_label(size_t shape_index) const {
   const ShapeCase& s = shapes.at(shape_index);
-  if (!s.label.empty()) return s.label;
-  std::string label;
-  for (size_t i = 0; i < dims.size() && i < s.dims.size(); ++i)
-    label += fmt::format("{}{}={}", label.empty() ? "" : " ", dims[i], s.dims[i]);
-  return label;
+  return s.label.empty() ? dims_text(dims, s.dims) : s.label;
 }
 
 Problem load_problem(const fs::path& dir) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "deck/problem.h"
@@ -346,6 +347,19 @@ TEST_F(ProblemSpec, TargetsFromAKnownSet) {
 
 TEST_F(ProblemSpec, PolicyArchKeysAreChecked) {
   expect_error(patch("sm_90a =", "sm90a ="), {"policy.required_instructions.sm90a", "sm_90a"});
+}
+
+// The complete example of docs/problem-format.md must stay valid as the format evolves.
+TEST_F(ProblemSpec, DocumentedExampleLoads) {
+  const fs::path doc = fs::path(__FILE__).parent_path() / "../../docs/problem-format.md";
+  std::ifstream in(doc);
+  ASSERT_TRUE(in) << doc;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t begin = text.find("```toml\n") + 8, end = text.find("```", begin);
+  ASSERT_NE(end, std::string::npos);
+  const Problem p = load_problem(write(text.substr(begin, end - begin)));
+  EXPECT_EQ(p.shapes.size(), 3u);
+  EXPECT_EQ(p.shapes[2].init.at("x").params.at("spike"), 80.0);
 }
 
 TEST_F(ProblemSpec, MissingFileSaysWhatIsNeeded) {
