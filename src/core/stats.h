@@ -13,10 +13,11 @@ struct Summary {
   double median = 0, p10 = 0, p90 = 0, q25 = 0, q75 = 0, iqr = 0;  // linear-interpolated quantiles
 };
 
-// Throws std::invalid_argument on an empty sample.
+// Throws std::invalid_argument on an empty sample or one holding NaN.
 Summary summarize(std::span<const double> samples);
 // Quantile q in [0,1] by linear interpolation between order statistics (type 7, as numpy's
-// default); the input need not be sorted.
+// default); the input need not be sorted. Throws std::invalid_argument on empty/NaN input or q
+// outside [0, 1].
 double quantile(std::span<const double> samples, double q);
 // Geometric mean of positive values; throws std::invalid_argument on empty input or a value <= 0.
 double geomean(std::span<const double> values);

@@ -86,7 +86,7 @@ struct Problem {
   bool supports(std::string_view target) const;
   // dims of shape i as expression variables
   Variables variables(const ShapeCase& shape) const;
-  // Concrete shape of a tensor for a shape case; throws SpecError on a negative or non-integer dim.
+  // Concrete shape of a tensor for a shape case; throws SpecError on a dim that is not a positive integer.
   std::vector<int64_t> tensor_shape(const TensorSpec& t, const ShapeCase& shape) const;
   // The init in force for tensor `name` in `shape` (override or default).
   const InitSpec& init_for(const TensorSpec& t, const ShapeCase& shape) const;
