@@ -272,7 +272,8 @@ TEST(KbLog, WithinOneUlpOfTheExactLogarithm) {
     ASSERT_LE(std::fabs(got - libm), std::ldexp(1.0, std::ilogb(libm) - 52)) << std::hexfloat << x;
     same_as_libm += got == libm;
   }
-  EXPECT_LT(worst, 1.0) << "at " << std::hexfloat << worst_x;
+  // random.h claims below 0.9 ulp (measured: 0.83 ulp on this set).
+  EXPECT_LT(worst, 0.9) << "at " << std::hexfloat << worst_x;
   // Informational: how close to correctly rounded kb_log is.
   std::printf("kb_log: max error %.3f ulp over %zu values, identical to libm in %.2f%%\n", worst,
               xs.size(), 100.0 * static_cast<double>(same_as_libm) / static_cast<double>(xs.size()));
