@@ -5,6 +5,7 @@
 #include <string>
 
 #include "deck/problem.h"
+#include "target/ceilings.h"
 
 namespace kb {
 
@@ -15,11 +16,17 @@ struct RooflinePoint {
   double compute_fraction = 0, memory_fraction = 0;
   double peak_fraction = 0;  // the fraction of the problem's declared regime
   double sol_fraction = 0;   // speed of light: max(compute_fraction, memory_fraction)
+  std::string compute_key = "compute", memory_key = "memory";  // ceiling names, for messages
 };
 
 // Throws std::invalid_argument when seconds <= 0 or a peak <= 0.
 RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime,
                        double compute_peak, double memory_peak);
+// The same with the peaks looked up in `ceilings` by key (std::out_of_range when absent); the keys
+// are kept in the point so that messages name them ("the dram ceiling").
+RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime,
+                       const Ceilings& ceilings, const std::string& compute_key,
+                       const std::string& memory_key);
 
 // A message when the point is faster than physics allows, i.e. a fraction exceeds `slack`
 // (1.0 = exactly the ceiling; measured host ceilings get more room); nullopt when plausible.

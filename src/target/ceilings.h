@@ -19,7 +19,10 @@ struct Ceiling {
 };
 
 // Compute keys (dense, no sparsity): fp64, fp32 (CUDA-core / SIMD FMA), fp64_tc, tf32_tc, bf16_tc,
-// fp16_tc, fp8_tc, int8_tc, fp4_tc. Memory keys: dram.
+// fp16_tc, fp8_tc, int8_tc, fp4_tc. Memory keys: dram. docs/hardware.md defines each.
+const std::vector<std::string>& compute_keys();
+const std::vector<std::string>& memory_keys();
+
 struct Ceilings {
   std::string id;                  // hardware file stem ("h100_sxm") or "host-<machine>"
   std::string name;                // human name of the device
@@ -39,7 +42,9 @@ Ceilings ceilings_from_json(const nlohmann::json& j);  // throws std::runtime_er
 struct HardwareSpec {
   Ceilings ceilings;               // measured == false
   std::vector<std::string> match;  // substrings of the CUDA device name that identify this GPU
+  std::vector<std::string> exclude;  // substrings that veto a match ("3090 Ti" for the 3090); optional
   std::string arch;                // "sm_90a", ...
+  std::filesystem::path file;      // the TOML it was loaded from
 };
 
 class HardwareError : public std::runtime_error {
@@ -49,7 +54,8 @@ class HardwareError : public std::runtime_error {
 
 // Loads every hardware/*.toml, sorted by id. Throws HardwareError naming file and key.
 std::vector<HardwareSpec> load_hardware(const std::filesystem::path& dir);
-// The first spec whose match substrings occur in device_name (case-insensitive), or nullptr.
+// The first spec with a match substring, and none of its exclude substrings, in device_name
+// (case-insensitive), or nullptr.
 const HardwareSpec* match_hardware(const std::vector<HardwareSpec>& specs, std::string_view device_name);
 
 // Host (CPU) ceilings, measured: STREAM-style copy bandwidth (bytes read + written, all cores)
