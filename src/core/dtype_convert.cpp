@@ -1,6 +1,8 @@
 // Element loads and stores between typed buffers and double, and the ULP spacing of each float
 // type: the conversions dtype.h declares. The narrow float formats go through float_formats.h, the
 // same code the CUDA generators run, so host-made and device-made data agree bit for bit.
+#include "core/dtype.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/dtype.h"
 #include "core/float_formats.h"
 
 namespace kb {

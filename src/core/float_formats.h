@@ -28,7 +28,8 @@ namespace kb {
 // What an encoder does with a finite value too large for the format, or with an infinity.
 enum class Saturation : uint8_t {
   // Clamp to the largest finite value of the same sign; infinities too. This is CUDA's
-  // __NV_SATFINITE (PTX cvt ... .satfinite: "if the input is Inf, the result is MAX_NORM").
+  // __NV_SATFINITE (cuda_fp8.hpp's __nv_cvt_double_to_fp8 maps every |x| above the overflow
+  // threshold, infinity included, to MAXNORM).
   finite,
   // IEEE overflow: +-inf for bf16, fp16 and E5M2. E4M3FN has no infinity, so overflow and
   // infinities become NaN (OFP8 rev 1.0, the non-saturating conversion mode).
@@ -87,7 +88,7 @@ struct Bf16Format {
   static constexpr bool has_inf = true;
   static constexpr uint32_t max_finite = 0x7F7F;  // (2 - 2^-7) * 2^127
   static constexpr uint32_t inf = 0x7F80;
-  static constexpr uint32_t nan = 0x7FC0;  // quiet NaN: top mantissa bit set, as binary32's default
+  static constexpr uint32_t nan = 0x7FC0;  // quiet NaN (see F16Format::nan)
 };
 
 struct F16Format {
@@ -97,7 +98,9 @@ struct F16Format {
   static constexpr bool has_inf = true;
   static constexpr uint32_t max_finite = 0x7BFF;  // 65504
   static constexpr uint32_t inf = 0x7C00;
-  static constexpr uint32_t nan = 0x7E00;  // quiet NaN, the IEEE 754 default NaN pattern
+  // Positive quiet NaN with only the quiet bit set: IEEE 754-2008 6.2.1 recommends the first bit of
+  // the trailing significand as the quiet flag.
+  static constexpr uint32_t nan = 0x7E00;
 };
 
 struct E4m3Format {
@@ -116,8 +119,9 @@ struct E5m2Format {
   static constexpr bool has_inf = true;
   static constexpr uint32_t max_finite = 0x7B;  // S.11110.11 = 57344
   static constexpr uint32_t inf = 0x7C;
-  // 0x7F, not the IEEE-style 0x7E: it is the NaN that CUDA's __nv_cvt_*_to_fp8 and PyTorch's
-  // float8_e5m2 produce, so kbench's data matches theirs bit for bit.
+  // 0x7F (all ones, like E4M3's only NaN) rather than the IEEE-style quiet 0x7E: the NaN that
+  // PyTorch's float8_e5m2 conversion (fp8e5m2_from_fp32_value) produces. Any S.11111.xx other
+  // than xx = 00 decodes as NaN, so readers must test for NaN, not compare bits.
   static constexpr uint32_t nan = 0x7F;
 };
 
@@ -216,7 +220,6 @@ KB_HD double decode_to_double(uint32_t bits) {
   constexpr uint32_t mantissa_mask = (uint32_t{1} << Fmt::man_bits) - 1;
   const uint32_t magnitude = bits & (detail::sign_bit<Fmt>() - 1);
   const bool negative = (bits & detail::sign_bit<Fmt>()) != 0;
-  double value;
   if (magnitude > Fmt::max_finite) {  // above the largest finite value: inf (if any) or NaN
     if constexpr (Fmt::has_inf) {
       if (magnitude == Fmt::inf) {
@@ -225,15 +228,14 @@ KB_HD double decode_to_double(uint32_t bits) {
       }
     }
     return double_from_bits(0x7FF8000000000000ull);  // quiet NaN
-  } else {
-    const uint32_t field = magnitude >> Fmt::man_bits;
-    const uint32_t mantissa = magnitude & mantissa_mask;
-    const uint32_t significand = field == 0 ? mantissa : mantissa | (mantissa_mask + 1);
-    const int exponent = (field == 0 ? 1 : static_cast<int>(field)) - Fmt::bias - Fmt::man_bits;
-    // significand * 2^exponent: both factors and the product are exact doubles.
-    const double scale = double_from_bits(static_cast<uint64_t>(exponent + 1023) << 52);
-    value = dmul(static_cast<double>(significand), scale);
   }
+  const uint32_t field = magnitude >> Fmt::man_bits;
+  const uint32_t mantissa = magnitude & mantissa_mask;
+  const uint32_t significand = field == 0 ? mantissa : mantissa | (mantissa_mask + 1);
+  const int exponent = (field == 0 ? 1 : static_cast<int>(field)) - Fmt::bias - Fmt::man_bits;
+  // significand * 2^exponent: both factors and the product are exact doubles.
+  const double scale = double_from_bits(static_cast<uint64_t>(exponent + 1023) << 52);
+  const double value = dmul(static_cast<double>(significand), scale);
   return negative ? -value : value;
 }
 
@@ -246,23 +248,39 @@ KB_HD float decode_to_float(uint32_t bits) {
 // ------------------------------------------------------------------------------------------------
 // Named conversions.
 
-KB_HD uint16_t bf16_from_double(double x, Saturation sat) { return encode_from_double<Bf16Format>(x, sat); }
-KB_HD uint16_t bf16_from_float(float x, Saturation sat) { return encode_from_float<Bf16Format>(x, sat); }
+KB_HD uint16_t bf16_from_double(double x, Saturation sat) {
+  return encode_from_double<Bf16Format>(x, sat);
+}
+KB_HD uint16_t bf16_from_float(float x, Saturation sat) {
+  return encode_from_float<Bf16Format>(x, sat);
+}
 KB_HD double bf16_to_double(uint16_t bits) { return decode_to_double<Bf16Format>(bits); }
 KB_HD float bf16_to_float(uint16_t bits) { return decode_to_float<Bf16Format>(bits); }
 
-KB_HD uint16_t f16_from_double(double x, Saturation sat) { return encode_from_double<F16Format>(x, sat); }
-KB_HD uint16_t f16_from_float(float x, Saturation sat) { return encode_from_float<F16Format>(x, sat); }
+KB_HD uint16_t f16_from_double(double x, Saturation sat) {
+  return encode_from_double<F16Format>(x, sat);
+}
+KB_HD uint16_t f16_from_float(float x, Saturation sat) {
+  return encode_from_float<F16Format>(x, sat);
+}
 KB_HD double f16_to_double(uint16_t bits) { return decode_to_double<F16Format>(bits); }
 KB_HD float f16_to_float(uint16_t bits) { return decode_to_float<F16Format>(bits); }
 
-KB_HD uint8_t e4m3_from_double(double x, Saturation sat) { return encode_from_double<E4m3Format>(x, sat); }
-KB_HD uint8_t e4m3_from_float(float x, Saturation sat) { return encode_from_float<E4m3Format>(x, sat); }
+KB_HD uint8_t e4m3_from_double(double x, Saturation sat) {
+  return encode_from_double<E4m3Format>(x, sat);
+}
+KB_HD uint8_t e4m3_from_float(float x, Saturation sat) {
+  return encode_from_float<E4m3Format>(x, sat);
+}
 KB_HD double e4m3_to_double(uint8_t bits) { return decode_to_double<E4m3Format>(bits); }
 KB_HD float e4m3_to_float(uint8_t bits) { return decode_to_float<E4m3Format>(bits); }
 
-KB_HD uint8_t e5m2_from_double(double x, Saturation sat) { return encode_from_double<E5m2Format>(x, sat); }
-KB_HD uint8_t e5m2_from_float(float x, Saturation sat) { return encode_from_float<E5m2Format>(x, sat); }
+KB_HD uint8_t e5m2_from_double(double x, Saturation sat) {
+  return encode_from_double<E5m2Format>(x, sat);
+}
+KB_HD uint8_t e5m2_from_float(float x, Saturation sat) {
+  return encode_from_float<E5m2Format>(x, sat);
+}
 KB_HD double e5m2_to_double(uint8_t bits) { return decode_to_double<E5m2Format>(bits); }
 KB_HD float e5m2_to_float(uint8_t bits) { return decode_to_float<E5m2Format>(bits); }
 

@@ -18,7 +18,8 @@ struct u32x4 {
 };
 
 KB_HD u32x4 philox4x32_10(u32x4 counter, uint32_t key0, uint32_t key1) {
-  // Multipliers and Weyl key increments as in the paper and in Random123's include/Random123/philox.h.
+  // Multipliers and Weyl key increments, as in the paper and in Random123's
+  // include/Random123/philox.h.
   constexpr uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u;
   constexpr uint32_t W0 = 0x9E3779B9u;  // golden ratio, 2^32 * (sqrt(5) - 1) / 2
   constexpr uint32_t W1 = 0xBB67AE85u;  // 2^32 * (sqrt(3) - 1)

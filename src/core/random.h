@@ -9,8 +9,8 @@
 // called with the same (seed, stream, index) read the same Philox output, so give each tensor
 // (and each use within one) its own stream.
 //
-// Floating-point work is limited to IEEE-exact operations (+ - * / and sqrt, correctly rounded
-// on both sides), written through kb::dmul/kb::dadd and the helpers below so that nvcc cannot
+// Floating-point work is limited to operations IEEE 754 rounds correctly (+ - * / and sqrt),
+// which give the same bits on both sides, written through kb::dmul/kb::dadd and the helpers below so that nvcc cannot
 // contract them into FMA; the logarithm is computed here from those operations (kb_log), because
 // libm and CUDA's log may differ in the last bit.
 #pragma once
@@ -87,14 +87,15 @@ KB_HD double uniform01(uint64_t seed, uint32_t stream, uint64_t index) {
   return uniform01_from_words(r.x, r.y);
 }
 
-// low + (high - low) * u. The two roundings can land on low or high exactly when the interval is
-// wide compared to its endpoints' spacing; high - low must be finite.
+// low + (high - low) * u, in [low, high]: u is never 0 or 1, but the two roundings can still
+// return an endpoint. high - low must be finite.
 KB_HD double uniform(uint64_t seed, uint32_t stream, uint64_t index, double low, double high) {
   return dadd(low, dmul(dadd(high, -low), uniform01(seed, stream, index)));
 }
 
 // An integer in [low, high] (both included; requires low <= high) from 64 random bits:
-// low + floor(bits * n / 2^64) with n = high - low + 1 (Lemire's multiply-shift, no rejection).
+// low + floor(bits * n / 2^64) with n = high - low + 1 (the multiply-shift of D. Lemire, "Fast
+// random integer generation in an interval", ACM TOMACS 29(1), 2019, without its rejection step).
 // Each of the n values is hit by floor(2^64 / n) or ceil(2^64 / n) of the 2^64 inputs, so its
 // probability is within 2^-64 of 1/n: a relative bias below n / 2^64 (2^-32 for n <= 2^32).
 KB_HD int64_t uniform_int_from_bits(uint64_t bits, int64_t low, int64_t high) {
@@ -143,7 +144,7 @@ KB_HD double kb_log(double x) {
   const double s = detail::ddiv(f, dadd(2.0, f));
   const double z = dmul(s, s);  // <= 0.0295
   // R = z (c1 + z (c2 + ... + z c11)), c_j = 2 / (2j + 1). The first omitted term, s * 2 z^12 / 25,
-  // is below 2^-65 of the result (s ~ f / 2, z^12 / 25 < 1.6e-20); 11 terms reach full precision.
+  // is below 2^-65 of the result (s ~ f / 2, z^12 / 25 < 1.8e-20); 11 terms reach full precision.
   double r = 2.0 / 23;
   r = dadd(2.0 / 21, dmul(z, r));
   r = dadd(2.0 / 19, dmul(z, r));

@@ -253,7 +253,8 @@ TYPED_TEST(FloatFormatTest, OverflowSaturatesOrGoesToInfOrNaNByMode) {
       EXPECT_EQ(this->enc(sgn * std::numeric_limits<double>::max(), sat), over);
       EXPECT_EQ(this->enc(sgn * kInf, sat), over);
       EXPECT_EQ(this->enc_f(static_cast<float>(sgn * threshold), sat), max_is_even ? max_p : over);
-      EXPECT_EQ(this->enc_f(static_cast<float>(sgn) * std::numeric_limits<float>::max(), sat), over);
+      const float flt_max = std::numeric_limits<float>::max();
+      EXPECT_EQ(this->enc_f(static_cast<float>(sgn) * flt_max, sat), over);
       EXPECT_EQ(this->enc_f(static_cast<float>(sgn * kInf), sat), over);
     }
   }
