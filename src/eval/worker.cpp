@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -240,6 +242,7 @@ int worker_main(const WorkerArgs& args) {
     w = std::make_unique<Worker>(args);
     send_message(kWorkerReplyFd, {{"ready", true}});
   } catch (const std::exception& e) {
+    fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
       send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}});
     } catch (...) {
@@ -254,6 +257,7 @@ int worker_main(const WorkerArgs& args) {
   } catch (const ChannelClosed&) {
     return 0;  // the parent is gone: nothing left to serve
   } catch (const std::exception& e) {
+    fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
       send_message(kWorkerReplyFd, {{"error", e.what()}});
     } catch (...) {

@@ -38,8 +38,11 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
     dup2(devnull, STDIN_FILENO);
     dup2(logfd, STDOUT_FILENO);
     dup2(logfd, STDERR_FILENO);
-    // dup2 clears O_CLOEXEC on the new fds; every other pipe end closes at exec.
-    if (dup2(req[0], kWorkerRequestFd) < 0 || dup2(rep[1], kWorkerReplyFd) < 0) _exit(126);
+    // Move the ends out of the way first (a pipe end may already sit on fd 3 or 4, where dup2
+    // would be a no-op that keeps O_CLOEXEC), then onto 3 and 4; dup2 clears O_CLOEXEC there and
+    // every other descriptor closes at exec.
+    int in = fcntl(req[0], F_DUPFD_CLOEXEC, 10), out = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
+    if (in < 0 || out < 0 || dup2(in, kWorkerRequestFd) < 0 || dup2(out, kWorkerReplyFd) < 0) _exit(126);
     std::vector<char*> args;
     for (auto& s : argv) args.push_back(s.data());
     args.push_back(nullptr);

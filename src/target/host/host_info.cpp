@@ -35,7 +35,7 @@ size_t host_last_level_cache_bytes() {
     if (s.back() == 'K') mult = 1024;
     if (s.back() == 'M') mult = 1024 * 1024;
     try {
-      best = std::max(best, std::stoull(s) * mult);
+      best = std::max<size_t>(best, std::stoull(s) * mult);
     } catch (...) {
     }
   }
