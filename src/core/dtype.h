@@ -36,13 +36,15 @@ std::string dtype_names();
 
 // Element i of a buffer of type t, widened exactly to double (integers beyond 2^53 lose bits).
 double load_as_double(DType t, const void* data, int64_t i);
-// Store v into element i, rounded to nearest even; floats out of range saturate to the largest
-// finite value (generated data is never meant to overflow), NaN stays NaN; integers are rounded
-// and clamped to the type's range.
+// Store v into element i, rounded to nearest even; finite floats out of range saturate to the
+// largest finite value (generated data is never meant to overflow); infinities stay infinite in
+// formats that have them (e4m3 has none: largest finite); NaN stays NaN; integers are rounded
+// and clamped to the type's range (NaN -> 0).
 void store_from_double(DType t, void* data, int64_t i, double v);
 
 // The spacing of representable values of float type t at magnitude |x| (the ULP used by
-// max-ULP tolerances); for subnormal magnitudes, the subnormal spacing.
+// max-ULP tolerances); for subnormal magnitudes, the subnormal spacing; beyond the finite range
+// (infinity included), the spacing of the top binade; 1.0 for integer types.
 double ulp_at(DType t, double x);
 
 }  // namespace kb

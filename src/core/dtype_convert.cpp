@@ -98,7 +98,11 @@ double load_as_double(DType t, const void* data, int64_t i) {
 }
 
 void store_from_double(DType t, void* data, int64_t i, double v) {
-  constexpr Saturation sat = Saturation::finite;  // dtype.h: floats out of range saturate
+  // dtype.h: finite values out of range saturate; an infinity stays infinite in the formats that
+  // have one (f32, f16, bf16, e5m2) and becomes the largest finite value in e4m3, which has none.
+  const Saturation sat = std::isinf(v) ? Saturation::none : Saturation::finite;
+  if (std::isinf(v) && t == DType::f32) return store<float>(data, i, static_cast<float>(v));
+  if (std::isinf(v) && t == DType::e4m3) return store<uint8_t>(data, i, e4m3_from_double(v, Saturation::finite));
   switch (t) {
     case DType::f64: return store<double>(data, i, v);  // nothing to round, nothing out of range
     case DType::f32: return store<float>(data, i, to_f32_saturating(v));
