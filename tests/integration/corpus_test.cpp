@@ -45,6 +45,9 @@ std::vector<Entry> corpus() {
   return out;
 }
 
+// Test names and failure messages show the folder, not the struct's bytes.
+void PrintTo(const Entry& e, std::ostream* os) { *os << e.dir.string(); }
+
 class Corpus : public testing::TestWithParam<Entry> {};
 
 TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
