@@ -14,16 +14,26 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("roofline: " + what);
 }
 
-// 3.1e12 B/s -> "3.1 TB/s"; 2.75e14 FLOP/s -> "275 TFLOP/s". Three significant digits are plenty
-// for a message and keep "2.75" from printing as "2.7500".
+// About three significant digits, trailing zeros dropped: 3.1, 2.75, 989, 1000 (never "1e+03").
+std::string digits3(double x) {
+  const double a = std::fabs(x);
+  std::string s = fmt::format("{:.{}f}", x, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+  if (s.find('.') != std::string::npos) {
+    s.erase(s.find_last_not_of('0') + 1);
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+// 3.1e12 B/s -> "3.1 TB/s"; 2.75e14 FLOP/s -> "275 TFLOP/s".
 std::string si_rate(double v, const char* unit) {
   static const struct {
     double scale;
     const char* prefix;
   } prefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   for (const auto& p : prefixes)
-    if (std::fabs(v) >= p.scale) return fmt::format("{:.3g} {}{}", v / p.scale, p.prefix, unit);
-  return fmt::format("{:.3g} {}", v, unit);
+    if (std::fabs(v) >= p.scale) return digits3(v / p.scale) + " " + p.prefix + unit;
+  return digits3(v) + " " + unit;
 }
 
 // Two decimals, unless that would print a ratio just above 1 as "1.00x".
