@@ -99,9 +99,8 @@ TEST(HostCeilings, MeasuredValuesArePhysicallyPlausible) {
     EXPECT_GT(r, 1e9);
     EXPECT_LT(r, 1e12 * threads);
   }
-  // A SIMD register holds twice as many floats as doubles and FMA issue rates are equal on every
-  // x86-64 and AArch64 core, so fp32 is ~2x fp64; 0.9 leaves room for a noisy, shared machine.
-  EXPECT_GE(fp32, 0.9 * fp64);
+  // (fp32 is ~2x fp64 on an idle machine, but a ratio of two timings is not asserted here: under
+  // ctest -j the two measurements see different loads. `kbench ceilings` prints both figures.)
   for (const auto* table : {&c.compute, &c.memory})
     for (const auto& [key, e] : *table) {
       EXPECT_NE(e.source.find("measured"), std::string::npos) << key << ": " << e.source;
