@@ -148,7 +148,8 @@ double CudaDevice::time_call(const std::function<int()>& call, int* rc) {
   if (flags[1])
     throw std::runtime_error(fmt::format(
         "the blocking kernel timed out after {:.0f} s: kb_run waited for the device (a synchronisation, "
-        "cudaMalloc or blocking copy) inside the timed call; enqueue all work on c->stream and return without waiting",
+        "cudaMalloc, blocking copy, or the first launch of a lazily loaded kernel) inside the timed call; enqueue all "
+        "work on c->stream and return without waiting",
         kBlockingTimeoutSeconds));
   float ms = 0;
   KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));

@@ -34,7 +34,9 @@ class CudaDevice final : public Device {
   size_t l2_bytes() const { return l2_bytes_; }
 
   // How long the blocking kernel holds the stream before giving up (a call that waits on the
-  // device inside kb_run would otherwise deadlock against it).
+  // device inside kb_run would otherwise deadlock against it; so does the first launch of a kernel
+  // whose module CUDA loads lazily, which is why callers make an untimed call first, as the worker
+  // does with its check and warm-up calls).
   static constexpr double kBlockingTimeoutSeconds = 10.0;
 
  private:
