@@ -1,0 +1,159 @@
+#include "target/cuda/cuda_device.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <stdexcept>
+
+#include "core/hash.h"
+#include "target/cuda/cuda_check.h"
+#include "target/cuda/cuda_kernels.h"
+
+namespace kb {
+
+std::string cuda_device_description(int ordinal) {
+  cudaDeviceProp p{};
+  KB_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
+  int driver = 0;
+  KB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  return fmt::format("{}, {} SMs, cc {}.{}, driver {}.{}, L2 {} MiB", p.name, p.multiProcessorCount, p.major, p.minor,
+                     driver / 1000, (driver % 1000) / 10, p.l2CacheSize >> 20);
+}
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+  KB_CUDA_CHECK(cudaSetDevice(ordinal_));
+  description_ = cuda_device_description(ordinal_);
+  int l2 = 0;
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal_));
+  l2_bytes_ = static_cast<size_t>(l2);
+  // Non-blocking: the legacy default stream (which any library or cudaMemcpy without a stream
+  // uses) does not serialise with it, so nothing outside the solution's own work enters its timing.
+  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  KB_CUDA_CHECK(cudaEventCreate(&start_));
+  KB_CUDA_CHECK(cudaEventCreate(&stop_));
+  void* flags = nullptr;
+  KB_CUDA_CHECK(cudaHostAlloc(&flags, 2 * sizeof(int32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+  host_flags_ = static_cast<int32_t*>(flags);
+  host_flags_[0] = host_flags_[1] = 0;
+  void* dflags = nullptr;
+  KB_CUDA_CHECK(cudaHostGetDevicePointer(&dflags, flags, 0));
+  device_flags_ = static_cast<int32_t*>(dflags);
+  KB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&hash_acc_), sizeof(unsigned long long)));
+  // Twice the L2: NVBench's l2flush (nvbench/detail/l2flush.cuh) memsets one L2 size; writing 2x
+  // leaves no line of the solution's data resident whatever the replacement policy.
+  flush_words_ = std::max<size_t>(2 * l2_bytes_, 1u << 20) / sizeof(uint32_t);
+  KB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&flush_buffer_), flush_words_ * sizeof(uint32_t)));
+}
+
+CudaDevice::~CudaDevice() {
+  // Destructors must not throw; after a sticky error these calls fail and there is nothing to do.
+  if (host_flags_) {
+    host_flags_[0] = 1;  // never leave a blocking kernel spinning
+    (void)cudaDeviceSynchronize();
+  }
+  (void)cudaFree(flush_buffer_);
+  (void)cudaFree(hash_acc_);
+  (void)cudaFreeHost(host_flags_);
+  if (start_) (void)cudaEventDestroy(start_);
+  if (stop_) (void)cudaEventDestroy(stop_);
+  if (stream_) (void)cudaStreamDestroy(stream_);
+}
+
+void* CudaDevice::alloc(size_t bytes) {
+  // cudaMalloc returns 256-byte aligned memory (CUDA C++ Programming Guide, "Device Memory
+  // Accesses"); zero-sized tensors still get a valid, distinct pointer.
+  void* p = nullptr;
+  KB_CUDA_CHECK(cudaMalloc(&p, bytes ? bytes : 256));
+  return p;
+}
+
+void CudaDevice::release(void* p) {
+  // Called from destructors (DeviceTensor), also while unwinding after a solution's sticky error:
+  // a failure here must not throw, and the original error has already been reported.
+  (void)cudaFree(p);
+}
+
+// Copies go through the solution's stream so they are ordered after anything already enqueued on
+// it (fills, hashes, the solution's own work), then wait for it.
+void CudaDevice::upload(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::download(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaDevice::fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) {
+  if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
+    throw std::invalid_argument(fmt::format("fill_pattern: pattern of {} bytes (expected 1, 2, 4 or 8)", pattern_bytes));
+  uint64_t word8 = 0;
+  for (int i = 0; i < 8; ++i) word8 |= ((pattern >> (8 * (i % pattern_bytes))) & 0xFFu) << (8 * i);
+  KB_CUDA_CHECK(cuda::launch_fill(dst, bytes, word8, stream_));
+}
+
+uint64_t CudaDevice::hash(const void* p, size_t bytes, uint64_t key) {
+  KB_CUDA_CHECK(cudaMemsetAsync(hash_acc_, 0, sizeof(unsigned long long), stream_));
+  KB_CUDA_CHECK(cuda::launch_hash_sum(p, bytes, key, hash_acc_, stream_));
+  unsigned long long sum = 0;
+  KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc_, sizeof(sum), cudaMemcpyDeviceToHost, stream_));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return mix64(static_cast<uint64_t>(sum) ^ mix64(bytes + key));  // as kb::buffer_hash finishes
+}
+
+void CudaDevice::synchronize() {
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  // A failed launch (bad configuration) is not sticky and does not show in the synchronisation;
+  // it stays as the thread's last error, so report it here, after the solution's call.
+  KB_CUDA_CHECK(cudaGetLastError());
+}
+
+void CudaDevice::flush_cache() {
+  // Lines marked persisting (cudaAccessPolicyWindow) would survive the writes below.
+  KB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+  KB_CUDA_CHECK(cuda::launch_flush(flush_buffer_, flush_words_, ++flush_round_, stream_));
+}
+
+double CudaDevice::time_call(const std::function<int()>& call, int* rc) {
+  // NVBench's cold measurement (nvbench/detail/measure_cold.cu): hold the stream with the blocking
+  // kernel, record start, let the solution enqueue, record stop, release. The solution's kernels
+  // then run back to back with no host launch gaps inside the measurement.
+  volatile int32_t* flags = host_flags_;
+  flags[0] = 0;
+  flags[1] = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  KB_CUDA_CHECK(cuda::launch_blocking(device_flags_, device_flags_ + 1,
+                                      static_cast<uint64_t>(kBlockingTimeoutSeconds * 1e9), stream_));
+  struct Release {  // whatever happens below, the blocking kernel is released
+    volatile int32_t* f;
+    ~Release() {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      f[0] = 1;
+    }
+  };
+  {
+    Release release{flags};
+    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    *rc = call();
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) throw_cuda_error(launch, "a kernel launch inside the solution's kb_run", __FILE__, __LINE__);
+    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  }
+  // The whole device, so that work the solution left on other streams is finished (and its errors
+  // surface) before the next call.
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (flags[1])
+    throw std::runtime_error(fmt::format(
+        "the blocking kernel timed out after {:.0f} s: kb_run waited for the device (a synchronisation, "
+        "cudaMalloc, blocking copy, or the first launch of a lazily loaded kernel) inside the timed call; enqueue all "
+        "work on c->stream and return without waiting",
+        kBlockingTimeoutSeconds));
+  float ms = 0;
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms * 1e-3;
+}
+
+}  // namespace kb

@@ -1,0 +1,60 @@
+// The Device of the cuda target: one GPU (CUDA device 0 of what CUDA_VISIBLE_DEVICES shows).
+// It owns every buffer, the stream handed to the solution, and the NVBench-style cold timer.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "target/target.h"
+
+namespace kb {
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int ordinal = 0);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  std::string description() const override { return description_; }
+  DLDevice dl_device() const override { return DLDevice{kDLCUDA, ordinal_}; }
+  void* alloc(size_t bytes) override;
+  void release(void* p) override;
+  void upload(void* dst, const void* src, size_t bytes) override;
+  void download(void* dst, const void* src, size_t bytes) override;
+  void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) override;
+  uint64_t hash(const void* p, size_t bytes, uint64_t key) override;
+  void* stream() override { return stream_; }
+  void synchronize() override;
+  void flush_cache() override;
+  double time_call(const std::function<int()>& call, int* rc) override;
+
+  size_t l2_bytes() const { return l2_bytes_; }
+
+  // How long the blocking kernel holds the stream before giving up (a call that waits on the
+  // device inside kb_run would otherwise deadlock against it; so does the first launch of a kernel
+  // whose module CUDA loads lazily, which is why callers make an untimed call first, as the worker
+  // does with its check and warm-up calls).
+  static constexpr double kBlockingTimeoutSeconds = 10.0;
+
+ private:
+  int ordinal_ = 0;
+  std::string description_;
+  size_t l2_bytes_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  int32_t* host_flags_ = nullptr;  // [0] release flag, [1] timed-out flag; pinned, mapped
+  int32_t* device_flags_ = nullptr;
+  unsigned long long* hash_acc_ = nullptr;
+  uint32_t* flush_buffer_ = nullptr;
+  size_t flush_words_ = 0;
+  uint32_t flush_round_ = 0;
+};
+
+// Name, SM count, compute capability and driver of a device ("NVIDIA H100 80GB HBM3, 132 SMs,
+// cc 9.0, driver 13.0").
+std::string cuda_device_description(int ordinal);
+
+}  // namespace kb

@@ -1,0 +1,34 @@
+// kbench's own device kernels (cuda_kernels.cu), behind plain C++ launchers so that the rest of
+// the cuda target is ordinary C++ compiled by the host compiler. Each launcher enqueues on
+// `stream` and returns the launch's cudaError_t for the caller to check.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kb::cuda {
+
+// Writes `bytes` bytes at dst; byte i gets byte (i % 8) of `word8` (the fill pattern repeated to
+// 8 bytes, little-endian), so patterns of 1, 2, 4 or 8 bytes repeat exactly as on the host.
+cudaError_t launch_fill(void* dst, size_t bytes, uint64_t word8, cudaStream_t stream);
+
+// Adds sum_i hash_word(word_i, i, key) over the buffer (core/hash.h; trailing partial word
+// zero-padded) into *acc (device memory, zeroed by the caller) modulo 2^64. Addition modulo 2^64
+// is associative and commutative, so the order of the atomics does not change the result.
+cudaError_t launch_hash_sum(const void* data, size_t bytes, uint64_t key, unsigned long long* acc,
+                            cudaStream_t stream);
+
+// Writes every 4-byte word of buf (n words) with a value that depends on `round`, so no two
+// flushes write the same data and none can be skipped.
+cudaError_t launch_flush(uint32_t* buf, size_t n, uint32_t round, cudaStream_t stream);
+
+// NVBench's blocking kernel (nvbench/blocking_kernel.cu): one thread spins until the host sets
+// *flag (host-mapped memory), holding back the stream so that everything the solution enqueues
+// after it starts at once when released, and launch overhead stays out of the measurement. It
+// gives up after timeout_ns of GPU global time and sets *timed_out, so it can never hang.
+cudaError_t launch_blocking(const volatile int32_t* flag, volatile int32_t* timed_out, uint64_t timeout_ns,
+                            cudaStream_t stream);
+
+}  // namespace kb::cuda

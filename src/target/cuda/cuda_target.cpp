@@ -1,0 +1,109 @@
+// The cuda target: solutions are CUDA C++ (solution.cu, plus any .cu/.cpp beside it) built with
+// nvcc for the GPU present, run through CudaDevice, and scored against the GPU's datasheet peaks
+// (hardware/*.toml).
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "target/compile.h"
+#include "target/cuda/cuda_check.h"
+#include "target/cuda/cuda_device.h"
+#include "target/target.h"
+
+#ifndef KBENCH_NVCC
+#define KBENCH_NVCC "nvcc"
+#endif
+
+namespace kb {
+namespace fs = std::filesystem;
+
+bool cuda_device_present() {
+  // cudart_static reports a missing driver (cudaErrorInsufficientDriver) or no device
+  // (cudaErrorNoDevice) as an error code here; neither is sticky, so this never poisons later calls.
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+// The -gencode target for a compute capability. The "a" variants (sm_90a, sm_100a, sm_120a) add
+// the architecture-specific instructions (wgmma, tcgen05, setmaxnreg, ...) that fast Hopper and
+// Blackwell kernels need; their SASS runs only on that exact architecture, which is the one present.
+std::string cuda_arch_for(int major, int minor) {
+  if (major == 9 && minor == 0) return "sm_90a";
+  if (major == 10 && minor == 0) return "sm_100a";
+  if (major == 12 && minor == 0) return "sm_120a";
+  return fmt::format("sm_{}{}", major, minor);
+}
+
+namespace {
+
+// The GPU's arch; with no GPU visible (building in CI), $KBENCH_CUDA_ARCH or sm_90a (H100).
+std::string solution_arch() {
+  if (cuda_device_present()) {
+    int major = 0, minor = 0;
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+    KB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+    return cuda_arch_for(major, minor);
+  }
+  const char* env = std::getenv("KBENCH_CUDA_ARCH");
+  return env && *env ? env : "sm_90a";
+}
+
+class CudaTarget final : public Target {
+ public:
+  std::string name() const override { return "cuda"; }
+  std::string source_file() const override { return "solution.cu"; }
+
+  BuildResult build(const fs::path& dir, const fs::path& build_root) const override {
+    const char* nvcc = std::getenv("KBENCH_NVCC");
+    const std::string arch = solution_arch();          // "sm_90a"
+    const std::string compute = "compute_" + arch.substr(3);  // "compute_90a"
+    std::vector<std::string> argv = {nvcc && *nvcc ? nvcc : KBENCH_NVCC,
+                                     "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+                                     // Only kb_setup/kb_run/kb_teardown (KB_EXPORT) are visible.
+                                     "-Xcompiler", "-fvisibility=hidden",
+                                     "--expt-relaxed-constexpr",
+                                     // Line info costs nothing at run time and lets profilers map SASS to source.
+                                     "-lineinfo",
+                                     "-gencode=arch=" + compute + ",code=" + arch,
+                                     "-I" + kbench_include_dir().string(),
+                                     "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
+    for (const auto& src : solution_sources(dir, source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
+      argv.push_back(src.string());
+    return compile_cached(argv, dir, build_root / "cuda");
+  }
+
+  std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }
+
+  Ceilings ceilings(const fs::path& hardware_dir, bool /*refresh: datasheets are not measured*/) const override {
+    if (!cuda_device_present()) throw HardwareError("cuda ceilings: no CUDA GPU is visible on this machine");
+    cudaDeviceProp p{};
+    KB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    const auto specs = load_hardware(hardware_dir);
+    const HardwareSpec* s = match_hardware(specs, p.name);
+    if (!s)
+      throw HardwareError(fmt::format(
+          "no datasheet in {} matches the GPU '{}' (cc {}.{}): add hardware/<id>.toml with its dense peaks, "
+          "a `match` substring of that name and the sources of each figure (see hardware/h100_sxm.toml and "
+          "docs/hardware.md)",
+          hardware_dir.string(), p.name, p.major, p.minor));
+    Ceilings c = s->ceilings;
+    c.measured = false;
+    return c;
+  }
+
+  // Datasheet peaks are at the maximum boost clock; GPU Boost may briefly run above the listed
+  // boost clock and memory clocks vary by a few percent between boards (NVIDIA GPU Boost,
+  // nvidia-smi -q -d CLOCK "Max Clocks"), so a time up to 5% faster than the peak allows is taken
+  // as clock variation rather than proof of cheating.
+  double physics_slack() const override { return 1.05; }
+};
+
+}  // namespace
+
+std::unique_ptr<Target> make_cuda_target() { return std::make_unique<CudaTarget>(); }
+
+}  // namespace kb

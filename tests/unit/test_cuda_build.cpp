@@ -1,0 +1,40 @@
+// The cuda target's nvcc command line works: builds the honest cuda softmax into a temporary build
+// cache. Needs nvcc, not a GPU (with none visible the arch is $KBENCH_CUDA_ARCH or sm_90a), so it
+// runs in CI and catches flag or include-path regressions before they reach a GPU machine.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "target/target.h"
+
+namespace fs = std::filesystem;
+
+#if KBENCH_WITH_CUDA
+namespace kb {
+std::unique_ptr<Target> make_cuda_target();
+}
+#endif
+
+TEST(CudaBuild, HonestSoftmaxCompilesWithNvcc) {
+#if !KBENCH_WITH_CUDA
+  GTEST_SKIP() << "kbench was built without the CUDA toolkit";
+#else
+  const char* env = std::getenv("KBENCH_NVCC");
+  const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
+  if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
+  auto t = kb::make_cuda_target();
+  EXPECT_EQ(t->name(), "cuda");
+  EXPECT_EQ(t->source_file(), "solution.cu");
+  const fs::path root = fs::temp_directory_path() / ("kbench-cuda-build-" + std::to_string(getpid()));
+  const fs::path dir = fs::path(KBENCH_SOURCE_DIR) / "problems/softmax/solutions/cuda-fast";
+  kb::BuildResult r = t->build(dir, root);
+  ASSERT_TRUE(r.ok) << r.command << "\n" << r.log;
+  EXPECT_TRUE(fs::is_regular_file(r.library));
+  EXPECT_NE(r.command.find("-gencode=arch=compute_"), std::string::npos) << r.command;
+  EXPECT_FALSE(r.cached);
+  kb::BuildResult again = t->build(dir, root);  // same sources and flags: a cache hit
+  EXPECT_TRUE(again.ok && again.cached);
+  fs::remove_all(root);
+#endif
+}
