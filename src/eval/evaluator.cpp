@@ -109,6 +109,30 @@ void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashe
   }
 }
 
+// The device-wide cross-check (docs/evaluation.md): after kb_run returns, the device may stay busy
+// for at most the handed stream's own work plus the synchronisation latency. Work launched on
+// another stream, or left running, shows as extra tail. The minimum over the checks is used, since
+// noise (a host preemption) only ever adds time; 20 us absorbs driver jitter, so hidden work
+// shorter than that escapes this check (the integrity layer's kernel provenance catches it).
+std::optional<std::string> hidden_work(const json& checks) {
+  if (checks.empty()) return std::nullopt;
+  double min_hidden = 1e30, stream = 0, tail = 0;
+  for (const auto& c : checks) {
+    const double hidden = c.at("tail").get<double>() - c.at("stream").get<double>() - c.at("latency").get<double>();
+    if (hidden < min_hidden) {
+      min_hidden = hidden;
+      stream = c.at("stream");
+      tail = c.at("tail");
+    }
+  }
+  constexpr double kJitterSeconds = 20e-6;
+  if (min_hidden <= std::max(kJitterSeconds, 0.25 * stream)) return std::nullopt;
+  return fmt::format("the GPU kept working {:.1f} us after kb_run returned, while the stream kbench handed over held only "
+                     "{:.1f} us of work (lowest of {} checks): work was launched on another stream or left running; "
+                     "enqueue everything on c->stream",
+                     tail * 1e6, stream * 1e6, checks.size());
+}
+
 class ShapeRun {
  public:
   ShapeRun(const Problem& p, size_t index, const fs::path& library, const EvalOptions& o, const std::string& target,
@@ -204,10 +228,7 @@ class ShapeRun {
     say("timing");
     const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
         1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
-    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"warmup_seconds", pol.warmup_seconds},
-                           {"min_samples", pol.min_samples}, {"max_samples", pol.max_samples},
-                           {"target_rel_stdev", pol.target_rel_stdev}, {"max_seconds", pol.max_seconds},
-                           {"recheck_iterations", recheck}},
+    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"recheck_iterations", recheck}},
                           budget);
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
@@ -229,11 +250,28 @@ class ShapeRun {
     }
     TimingRecord t;
     t.samples = m.header.at("samples").get<std::vector<double>>();
-    t.seconds = summarize(t.samples);
+    t.throttled = m.header.at("throttled");
+    t.max_sm_clock_mhz = m.header.at("max_sm_clock_mhz");
     t.warmup_calls = m.header.at("warmup_calls");
     t.stop_reason = m.header.at("stop_reason");
     t.wall_seconds = m.header.at("wall_seconds");
+    const auto clocks = m.header.at("sm_clocks_mhz").get<std::vector<double>>();
+    if (!clocks.empty()) {
+      t.sm_clock_median_mhz = quantile(clocks, 0.5);
+      t.sm_clock_min_mhz = *std::min_element(clocks.begin(), clocks.end());
+    }
+    if (m.header.contains("hot")) {
+      t.hot_seconds = m.header["hot"].at("seconds");
+      t.hot_calls = m.header["hot"].at("calls");
+      t.hot_mode = m.header["hot"].at("mode");
+    }
+    if (t.samples.empty())
+      return fail(reason::throttled, fmt::format("every one of {} cold samples ran with the SM clock below {:.0f}% of its "
+                                                 "maximum: the GPU is throttling; nothing to score",
+                                                 t.throttled, 100 * pol.throttle_threshold));
+    t.seconds = summarize(t.samples);
     r_.timing = t;
+    if (auto why = hidden_work(m.header.at("tail_checks"))) return fail(reason::work_outside_stream, *why);
     const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
                                       ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
     r_.roofline = rp;

@@ -32,6 +32,8 @@ inline constexpr const char* nan = "nan";
 inline constexpr const char* rel_l2 = "rel_l2";
 inline constexpr const char* timed_output_wrong = "timed_output_wrong";
 inline constexpr const char* impossible_time = "impossible_time";
+inline constexpr const char* work_outside_stream = "work_outside_stream";  // device busy after the stream was done
+inline constexpr const char* throttled = "throttled";                      // every cold sample throttled
 }  // namespace reason
 
 struct SeedCheck {

@@ -1,6 +1,11 @@
 #include "eval/timing.h"
 
 namespace kb {
+namespace {
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+}  // namespace
 
 std::string StoppingCriterion::should_stop(const std::vector<double>& samples, double elapsed) const {
   if (samples.size() >= p_.max_samples) return "max_samples";
@@ -13,7 +18,23 @@ std::string StoppingCriterion::should_stop(const std::vector<double>& samples, d
 nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
           {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
-          {"input_sets", p.input_sets}, {"rechecks", p.rechecks}};
+          {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
+          {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}};
+}
+
+TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
+  TimingPolicy p;
+  p.warmup_seconds = j.at("warmup_seconds");
+  p.min_samples = j.at("min_samples");
+  p.max_samples = j.at("max_samples");
+  p.target_rel_stdev = j.at("target_rel_stdev");
+  p.max_seconds = j.at("max_seconds");
+  p.input_sets = j.at("input_sets");
+  p.rechecks = j.at("rechecks");
+  p.throttle_threshold = j.at("throttle_threshold");
+  p.hot_seconds = j.at("hot_seconds");
+  p.tail_checks = j.at("tail_checks");
+  return p;
 }
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
@@ -21,7 +42,11 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   nlohmann::json j = {{"n", s.n}, {"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},
                       {"p10", s.p10}, {"p90", s.p90}, {"q25", s.q25}, {"q75", s.q75}, {"iqr", s.iqr},
                       {"stdev", s.stdev}, {"rel_stdev", s.rel_stdev}, {"warmup_calls", r.warmup_calls},
-                      {"stop_reason", r.stop_reason}, {"wall_seconds", r.wall_seconds}};
+                      {"stop_reason", r.stop_reason}, {"wall_seconds", r.wall_seconds},
+                      {"sm_clock_median_mhz", finite_or_null(r.sm_clock_median_mhz)},
+                      {"sm_clock_min_mhz", finite_or_null(r.sm_clock_min_mhz)},
+                      {"max_sm_clock_mhz", r.max_sm_clock_mhz}, {"throttled", r.throttled},
+                      {"hot", {{"seconds", finite_or_null(r.hot_seconds)}, {"calls", r.hot_calls}, {"mode", r.hot_mode}}}};
   if (with_samples) j["samples"] = r.samples;
   return j;
 }

@@ -3,6 +3,7 @@
 // of the samples falls under a target, with a floor on samples and a ceiling on time.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -21,9 +22,16 @@ struct TimingPolicy {
   double max_seconds = 3.0;        // stop sampling after this much wall time (per shape)
   int input_sets = 2;              // rotated input sets, so caching one call's result cannot win
   int rechecks = 3;                // timed calls whose outputs are re-checked
+  // A cold sample whose SM clock (when the target can measure it) is below this fraction of the
+  // device's maximum clock was taken while the GPU throttled: it is discarded and counted, as
+  // NVBench does with its throttle threshold option.
+  double throttle_threshold = 0.75;
+  double hot_seconds = 0.002;      // hot (graph/batch) timing: enough back-to-back calls to fill this
+  int tail_checks = 5;             // device-wide cross-checks against work hidden off the stream
 };
 
 nlohmann::json to_json(const TimingPolicy& p);
+TimingPolicy timing_policy_from_json(const nlohmann::json& j);  // the inverse of to_json
 
 // The stopping rule, separated from the loop so it can be tested on synthetic samples.
 class StoppingCriterion {
@@ -42,6 +50,14 @@ struct TimingRecord {
   size_t warmup_calls = 0;
   std::string stop_reason;
   double wall_seconds = 0;         // sampling wall time, flushes included
+  // SM clock over the kept samples where known (MHz; NaN when the target cannot tell), the
+  // device's maximum, and the samples discarded as throttled.
+  double sm_clock_median_mhz = NAN, sm_clock_min_mhz = NAN, max_sm_clock_mhz = 0;
+  size_t throttled = 0;
+  // Hot timing: calls back to back, caches warm, launch overhead amortised (per call, seconds).
+  double hot_seconds = NAN;
+  size_t hot_calls = 0;
+  std::string hot_mode;            // "graph", "stream" or "loop"
 };
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -161,19 +163,14 @@ class Worker {
   }
 
   void bench(const json& req) {
-    TimingPolicy pol;
-    pol.warmup_seconds = req.at("warmup_seconds");
-    pol.min_samples = req.at("min_samples");
-    pol.max_samples = req.at("max_samples");
-    pol.target_rel_stdev = req.at("target_rel_stdev");
-    pol.max_seconds = req.at("max_seconds");
+    const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
     const std::vector<uint64_t> seeds = req.at("seeds");
     const std::set<size_t> recheck = req.at("recheck_iterations").get<std::set<size_t>>();
     std::vector<TensorList> sets;
     for (uint64_t s : seeds) sets.push_back(upload_all(*device_, generate_inputs(problem_, shape_, s)));
     device_->synchronize();
+    auto run_set = [&](size_t set) { return [this, &sets, set] { return call(sets[set % sets.size()]); }; };
 
-    json reply = {{"rc", 0}};
     // Warm-up: hot calls, alternating input sets, for at least warmup_seconds.
     size_t warm = 0;
     const auto w0 = Clock::now();
@@ -184,10 +181,13 @@ class Worker {
       if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "warmup"}});
     } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
 
+    // Cold samples: flush, time one call, rotate the input set; re-check the secret iterations.
     StoppingCriterion stop(pol);
-    std::vector<double> samples;
+    std::vector<double> samples, clocks;
+    size_t throttled = 0;
     std::vector<std::byte> payload;
     json rechecked = json::array();
+    const double max_clock = device_->max_sm_clock_mhz();
     const auto s0 = Clock::now();
     std::string reason;
     for (size_t it = 0; reason.empty(); ++it) {
@@ -196,21 +196,56 @@ class Worker {
       if (rc_it) poison_outputs();
       device_->flush_cache();
       int rc = 0;
-      samples.push_back(device_->time_call([&] { return call(sets[set]); }, &rc));
+      const Device::TimedCall t = device_->time_call(run_set(set), &rc);
       if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
+        ++throttled;
+      } else {
+        samples.push_back(t.seconds);
+        if (std::isfinite(t.sm_clock_mhz)) clocks.push_back(t.sm_clock_mhz);
+      }
       if (rc_it) {
         device_->synchronize();
         auto out = download_outputs();
         payload.insert(payload.end(), out.begin(), out.end());
         rechecked.push_back({{"iteration", it}, {"set", set}});
       }
-      reason = stop.should_stop(samples, std::chrono::duration<double>(Clock::now() - s0).count());
+      const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
+      reason = stop.should_stop(samples, elapsed);
+      // Every sample throttled for twice the time limit: give up rather than loop forever; the
+      // parent reports it.
+      if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
     }
-    reply["samples"] = samples;
-    reply["warmup_calls"] = warm;
-    reply["stop_reason"] = reason;
-    reply["wall_seconds"] = std::chrono::duration<double>(Clock::now() - s0).count();
-    reply["rechecked"] = rechecked;
+    json reply = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
+                  {"throttled", throttled}, {"warmup_calls", warm}, {"stop_reason", reason},
+                  {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked}};
+
+    // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.
+    if (!samples.empty()) {
+      std::vector<double> sorted = samples;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const size_t n = std::clamp<size_t>(static_cast<size_t>(pol.hot_seconds / std::max(median, 1e-9)), 10, 1000);
+      std::vector<std::function<int()>> calls;
+      for (size_t i = 0; i < n; ++i) calls.push_back(run_set(i));
+      int rc = 0;
+      std::string mode;
+      const double per_call = device_->time_hot(calls, &rc, &mode);
+      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "hot timing"}});
+      reply["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
+    }
+
+    // Device-wide cross-checks: how long the device stays busy after kb_run returns.
+    json tails = json::array();
+    for (int i = 0; i < pol.tail_checks; ++i) {
+      int rc = 0;
+      auto t = device_->tail_check(run_set(static_cast<size_t>(i)), &rc);
+      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "tail check"}});
+      if (!t) break;
+      tails.push_back({{"stream", t->stream_seconds}, {"tail", t->tail_seconds}, {"latency", t->sync_latency_seconds}});
+    }
+    reply["tail_checks"] = tails;
+
     std::vector<json> set_hashes;
     for (const auto& s : sets) set_hashes.push_back(hashes(s));
     reply["input_hashes"] = set_hashes;

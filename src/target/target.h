@@ -4,6 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
+#include <optional>
+#include <vector>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,9 +44,34 @@ class Device {
   virtual void synchronize() = 0;              // the whole device
   // Evicts the data caches so the next call starts cold (writes >= 2x the last-level cache).
   virtual void flush_cache() = 0;
-  // Runs `call` once and returns its duration in seconds, measured the target's way; `call`
-  // returns the solution's return code, stored in *rc.
-  virtual double time_call(const std::function<int()>& call, int* rc) = 0;
+
+  struct TimedCall {
+    double seconds = 0;         // the call's duration, measured the target's way
+    double sm_clock_mhz = NAN;  // SM clock over the call when the target can tell, else NaN
+  };
+  // Runs `call` once, cold-timed the target's way; `call` returns the solution's code, stored in *rc.
+  virtual TimedCall time_call(const std::function<int()>& call, int* rc) = 0;
+
+  // Hot timing: `calls` back to back with no cache flush in between (on cuda, captured into one
+  // CUDA graph when the solution allows capture). Returns seconds per call; *mode says how it was
+  // run ("graph", "stream" or "loop"). Stops at the first non-zero return code, stored in *rc.
+  virtual double time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) = 0;
+
+  // The cross-check against work hidden off the handed stream (cuda): runs `call` without the
+  // blocking kernel and reports how long the whole device kept working after kb_run returned.
+  // Targets with no asynchronous work return nullopt.
+  struct TailCheck {
+    double stream_seconds = 0;  // event time of the handed stream around the call
+    double tail_seconds = 0;    // host time from kb_run's return to the whole device being idle
+    double sync_latency_seconds = 0;  // the same for an empty stream (the floor)
+  };
+  virtual std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) {
+    (void)call;
+    (void)rc;
+    return std::nullopt;
+  }
+  // The device's maximum SM clock in MHz (cuda), 0 when unknown (host).
+  virtual double max_sm_clock_mhz() const { return 0; }
 };
 
 class Target {

@@ -9,6 +9,11 @@
 
 #include "core/hash.h"
 #include "spin_kernel.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
 #include "target/cuda/cuda_device.h"
 #include "target/target.h"
 
@@ -76,11 +81,16 @@ TEST_F(CudaDeviceTest, TimeCallMeasuresAKnownKernelWithinTenPercent) {
   for (int i = 0; i < 9; ++i) {
     dev->flush_cache();
     int rc = -1;
-    t.push_back(dev->time_call(
+    const auto timed = dev->time_call(
         [&] { return launch_spin(static_cast<uint64_t>(want * 1e9), static_cast<cudaStream_t>(dev->stream())) ==
                              cudaSuccess ? 0 : 1; },
-        &rc));
+        &rc);
+    t.push_back(timed.seconds);
     EXPECT_EQ(rc, 0);
+    // 100 us is long enough for the clock probes: the SM clock is known and physically sensible.
+    ASSERT_TRUE(std::isfinite(timed.sm_clock_mhz));
+    EXPECT_GT(timed.sm_clock_mhz, 0.3 * dev->max_sm_clock_mhz());
+    EXPECT_LT(timed.sm_clock_mhz, 1.1 * dev->max_sm_clock_mhz());
   }
   std::sort(t.begin(), t.end());
   const double median = t[t.size() / 2];
@@ -89,9 +99,39 @@ TEST_F(CudaDeviceTest, TimeCallMeasuresAKnownKernelWithinTenPercent) {
 
 TEST_F(CudaDeviceTest, TimeCallReportsTheSolutionsReturnCode) {
   int rc = 0;
-  const double s = dev->time_call([] { return 7; }, &rc);
+  const double s = dev->time_call([] { return 7; }, &rc).seconds;
   EXPECT_EQ(rc, 7);
   EXPECT_GE(s, 0.0);
+}
+
+TEST_F(CudaDeviceTest, HotTimingCapturesAGraphAndReportsPerCallTime) {
+  const double want = 50e-6;
+  auto stream = static_cast<cudaStream_t>(dev->stream());
+  std::vector<std::function<int()>> calls(20, [&] { return launch_spin(static_cast<uint64_t>(want * 1e9), stream) == cudaSuccess ? 0 : 1; });
+  int rc = -1;
+  std::string mode;
+  const double per_call = dev->time_hot(calls, &rc, &mode);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(mode, "graph");
+  EXPECT_NEAR(per_call, want, 0.1 * want);
+}
+
+TEST_F(CudaDeviceTest, TailCheckSeesWorkLeftOnAnotherStream) {
+  cudaStream_t side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  auto stream = static_cast<cudaStream_t>(dev->stream());
+  int rc = -1;
+  // Honest: 200 us on the handed stream; the device is idle soon after the stream is.
+  ASSERT_EQ(launch_spin(1000, stream), cudaSuccess);  // first launch loads the module
+  auto honest = dev->tail_check([&] { return launch_spin(200000, stream) == cudaSuccess ? 0 : 1; }, &rc);
+  ASSERT_TRUE(honest.has_value());
+  EXPECT_LT(honest->tail_seconds - honest->stream_seconds - honest->sync_latency_seconds, 50e-6);
+  // Hidden: the same work on a side stream; the handed stream sees nothing, the device is busy.
+  auto hidden = dev->tail_check([&] { return launch_spin(200000, side) == cudaSuccess ? 0 : 1; }, &rc);
+  ASSERT_TRUE(hidden.has_value());
+  EXPECT_LT(hidden->stream_seconds, 20e-6);
+  EXPECT_GT(hidden->tail_seconds, 150e-6);
+  cudaStreamDestroy(side);
 }
 
 }  // namespace

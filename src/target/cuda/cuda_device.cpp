@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/hash.h"
@@ -26,6 +28,10 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   int l2 = 0;
   KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal_));
   l2_bytes_ = static_cast<size_t>(l2);
+  int clock_khz = 0;  // cudaDevAttrClockRate: the peak SM clock in kHz
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal_) == cudaSuccess) max_clock_mhz_ = clock_khz / 1e3;
+  KB_CUDA_CHECK(cudaHostAlloc(&clock_stamps_, 2 * sizeof(cuda::ClockStamp), cudaHostAllocMapped | cudaHostAllocPortable));
+  KB_CUDA_CHECK(cudaHostGetDevicePointer(&clock_stamps_device_, clock_stamps_, 0));
   // Non-blocking: the legacy default stream (which any library or cudaMemcpy without a stream
   // uses) does not serialise with it, so nothing outside the solution's own work enters its timing.
   KB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -54,6 +60,7 @@ CudaDevice::~CudaDevice() {
   (void)cudaFree(flush_buffer_);
   (void)cudaFree(hash_acc_);
   (void)cudaFreeHost(host_flags_);
+  (void)cudaFreeHost(clock_stamps_);
   if (start_) (void)cudaEventDestroy(start_);
   if (stop_) (void)cudaEventDestroy(stop_);
   if (stream_) (void)cudaStreamDestroy(stream_);
@@ -117,7 +124,7 @@ void CudaDevice::flush_cache() {
   KB_CUDA_CHECK(cuda::launch_flush(flush_buffer_, flush_words_, ++flush_round_, stream_));
 }
 
-double CudaDevice::time_call(const std::function<int()>& call, int* rc) {
+Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* rc) {
   // NVBench's cold measurement (nvbench/detail/measure_cold.cu): hold the stream with the blocking
   // kernel, record start, let the solution enqueue, record stop, release. The solution's kernels
   // then run back to back with no host launch gaps inside the measurement.
@@ -136,11 +143,15 @@ double CudaDevice::time_call(const std::function<int()>& call, int* rc) {
   };
   {
     Release release{flags};
+    auto* stamps = static_cast<cuda::ClockStamp*>(clock_stamps_device_);
+    // Clock probes just outside the events: the SM clock over the call, for throttle detection.
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, stream_));
     KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
     *rc = call();
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) throw_cuda_error(launch, "a kernel launch inside the solution's kb_run", __FILE__, __LINE__);
     KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps + 1, stream_));
   }
   // The whole device, so that work the solution left on other streams is finished (and its errors
   // surface) before the next call.
@@ -153,7 +164,90 @@ double CudaDevice::time_call(const std::function<int()>& call, int* rc) {
         kBlockingTimeoutSeconds));
   float ms = 0;
   KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  return ms * 1e-3;
+  return {ms * 1e-3, sm_clock_between(static_cast<const cuda::ClockStamp*>(clock_stamps_))};
+}
+
+// The SM clock between two stamps, when both come from the same SM (cycle counters of different
+// SMs are unrelated) and the interval is long enough for %globaltimer's update granularity (about
+// a microsecond on recent GPUs) to stay under ~5% of it; NaN otherwise.
+double CudaDevice::sm_clock_between(const cuda::ClockStamp* s) {
+  constexpr uint64_t kMinIntervalNs = 20000;
+  if (s[0].smid != s[1].smid || s[1].ns <= s[0].ns + kMinIntervalNs || s[1].cycles <= s[0].cycles) return NAN;
+  return static_cast<double>(s[1].cycles - s[0].cycles) / static_cast<double>(s[1].ns - s[0].ns) * 1e3;
+}
+
+double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) {
+  *rc = 0;
+  if (calls.empty()) return 0;
+  // Preferred: capture every call into one CUDA graph and time one launch of it, which removes
+  // the host's launch overhead between calls (what a framework replaying a graph would see).
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool captured = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  if (captured) {
+    for (const auto& c : calls)
+      if ((*rc = c()) != 0) break;
+    // A solution that synchronises or allocates inside kb_run invalidates the capture; that is
+    // legal outside capture, so fall back to plain back-to-back launches rather than failing.
+    captured = cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph && *rc == 0 &&
+               cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    (void)cudaGetLastError();
+    if (*rc != 0) {
+      if (graph) (void)cudaGraphDestroy(graph);
+      return 0;
+    }
+  }
+  float ms = 0;
+  if (captured) {
+    *mode = "graph";
+    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm: uploads the graph
+    KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+  } else {
+    *mode = "stream";
+    if (graph) (void)cudaGraphDestroy(graph);
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    for (const auto& c : calls)
+      if ((*rc = c()) != 0) return 0;
+    KB_CUDA_CHECK(cudaGetLastError());
+    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  }
+  return ms * 1e-3 / static_cast<double>(calls.size());
+}
+
+std::optional<Device::TailCheck> CudaDevice::tail_check(const std::function<int()>& call, int* rc) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  TailCheck t;
+  // The floor: an event on an idle stream, then a device-wide synchronisation (best of three).
+  t.sync_latency_seconds = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = Clock::now();
+    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaDeviceSynchronize());
+    t.sync_latency_seconds = std::min(t.sync_latency_seconds, seconds(Clock::now() - t0));
+  }
+  KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  *rc = call();
+  KB_CUDA_CHECK(cudaGetLastError());
+  KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  const auto returned = Clock::now();
+  KB_CUDA_CHECK(cudaDeviceSynchronize());
+  t.tail_seconds = seconds(Clock::now() - returned);
+  float ms = 0;
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  t.stream_seconds = ms * 1e-3;
+  return t;
 }
 
 }  // namespace kb

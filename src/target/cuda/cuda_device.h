@@ -5,8 +5,11 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
+#include "target/cuda/cuda_kernels.h"
 #include "target/target.h"
 
 namespace kb {
@@ -29,7 +32,10 @@ class CudaDevice final : public Device {
   void* stream() override { return stream_; }
   void synchronize() override;
   void flush_cache() override;
-  double time_call(const std::function<int()>& call, int* rc) override;
+  TimedCall time_call(const std::function<int()>& call, int* rc) override;
+  double time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) override;
+  std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) override;
+  double max_sm_clock_mhz() const override { return max_clock_mhz_; }
 
   size_t l2_bytes() const { return l2_bytes_; }
 
@@ -40,9 +46,14 @@ class CudaDevice final : public Device {
   static constexpr double kBlockingTimeoutSeconds = 10.0;
 
  private:
+  static double sm_clock_between(const cuda::ClockStamp* stamps);
+
   int ordinal_ = 0;
   std::string description_;
   size_t l2_bytes_ = 0;
+  double max_clock_mhz_ = 0;
+  void* clock_stamps_ = nullptr;  // two cuda::ClockStamp, pinned and host-mapped
+  void* clock_stamps_device_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   int32_t* host_flags_ = nullptr;  // [0] release flag, [1] timed-out flag; pinned, mapped

@@ -80,7 +80,22 @@ __global__ void blocking_kernel(const volatile int32_t* flag, volatile int32_t* 
   }
 }
 
+// One thread stamps which SM it runs on, that SM's cycle counter and the global nanosecond timer.
+__global__ void clock_probe_kernel(ClockStamp* out) {
+  uint32_t smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  out->smid = smid;
+  out->cycles = clock64();
+  out->ns = global_timer_ns();
+  __threadfence_system();
+}
+
 }  // namespace
+
+cudaError_t launch_clock_probe(ClockStamp* out, cudaStream_t stream) {
+  clock_probe_kernel<<<1, 1, 0, stream>>>(out);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_fill(void* dst, size_t bytes, uint64_t word8, cudaStream_t stream) {
   if (bytes == 0) return cudaSuccess;

@@ -31,4 +31,16 @@ cudaError_t launch_flush(uint32_t* buf, size_t n, uint32_t round, cudaStream_t s
 cudaError_t launch_blocking(const volatile int32_t* flag, volatile int32_t* timed_out, uint64_t timeout_ns,
                             cudaStream_t stream);
 
+// An SM's view of time: its id (%smid), its cycle counter (clock64) and the global nanosecond timer
+// (%globaltimer). Two stamps from the same SM give its clock rate over the interval between them.
+struct ClockStamp {
+  uint32_t smid;
+  uint32_t pad;
+  uint64_t cycles;
+  uint64_t ns;
+};
+
+// One thread writes a ClockStamp to *out (host-mapped memory, so no copy is needed to read it).
+cudaError_t launch_clock_probe(ClockStamp* out, cudaStream_t stream);
+
 }  // namespace kb::cuda
