@@ -95,11 +95,11 @@ void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
       for (const auto& p : deck) j.push_back(problem_json(p));
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("{:<18} {:<8} {:<8} {:<11} {}\n", "problem", "level", "regime", "targets", "shapes");
+      std::cout << fmt::format("{:<18} {:<12} {:<8} {:<11} {}\n", "problem", "level", "regime", "targets", "shapes");
       for (const auto& p : deck) {
         std::string shapes;
         for (size_t i = 0; i < p.shapes.size(); ++i) shapes += (i ? "; " : "") + p.shape_label(i);
-        std::cout << fmt::format("{:<18} {:<8} {:<8} {:<11} {}\n", p.name, p.level, regime_name(p.regime),
+        std::cout << fmt::format("{:<18} {:<12} {:<8} {:<11} {}\n", p.name, p.level, regime_name(p.regime),
                                  fmt::format("{}", fmt::join(p.targets, ",")), shapes);
       }
     }

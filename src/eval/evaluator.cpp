@@ -340,7 +340,7 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
 
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildResult b = target->build(solution_dir, o.build_dir);
-    r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.ok ? "" : trim_compiler_log(b.log)};
+    r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
 
     std::optional<Ceilings> ceilings;

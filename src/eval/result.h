@@ -64,6 +64,7 @@ struct BuildRecord {
   bool cached = false;
   double seconds = 0;
   std::string command;
+  std::string library;   // the built shared library (in the build cache)
   std::string log_excerpt;
 };
 
