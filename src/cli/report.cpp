@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace kb::cli {
 namespace {
 
@@ -29,16 +31,17 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
   if (!r.build.ok && r.failure == "build_error") {
     out << "\n" << r.message << "\n";
   } else if (!r.shapes.empty()) {
-    out << fmt::format("\n  {:<34} {:<9} {:>12} {:>8} {:>12} {:>12} {:>7} {:>7}\n", "shape", "check", "median", "±iqr",
-                       "FLOP/s", "bytes/s", "peak", "SoL");
+    out << fmt::format("\n  {:<34} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", "shape", "check", "median", "±iqr",
+                       "hot", "FLOP/s", "bytes/s", "peak", "SoL");
     for (const auto& s : r.shapes) {
       size_t passed = 0;
       for (const auto& c : s.checks) passed += c.pass;
       std::string check = s.checks.empty() ? "-" : fmt::format("{}/{}", passed, s.checks.size());
-      std::string med = "-", iqr = "-", fl = "-", by = "-", pk = "-", sol = "-";
+      std::string med = "-", iqr = "-", hot = "-", fl = "-", by = "-", pk = "-", sol = "-";
       if (s.timing) {
         med = time_text(s.timing->seconds.median);
         iqr = s.timing->seconds.median > 0 ? fmt::format("{:.1f}%", 100 * s.timing->seconds.iqr / s.timing->seconds.median) : "-";
+        if (std::isfinite(s.timing->hot_seconds)) hot = time_text(s.timing->hot_seconds);
       }
       if (s.roofline) {
         fl = rate(s.roofline->flops_per_s, "FLOP/s").substr(0, 12);
@@ -47,8 +50,21 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
         sol = fmt::format("{:.1f}%", 100 * s.roofline->sol_fraction);
       }
       std::string mark = s.pass ? paint("ok  ", "32", color) : paint("FAIL", "31;1", color);
-      out << fmt::format("  {} {:<29} {:<9} {:>12} {:>8} {:>12} {:>12} {:>7} {:>7}\n", mark, s.label.substr(0, 29),
-                         check, med, iqr, fl, by, pk, sol);
+      out << fmt::format("  {} {:<29} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", mark, s.label.substr(0, 29),
+                         check, med, iqr, hot, fl, by, pk, sol);
+    }
+  }
+  if (r.baseline) {
+    const EvalResult& b = *r.baseline;
+    out << fmt::format("\n  baseline: {} (reference line, not scored)\n", r.baseline_description.empty() ? b.solution_dir : r.baseline_description);
+    if (b.verdict != "pass") {
+      out << fmt::format("    not available: {} ({})\n", b.failure, b.message.substr(0, b.message.find('\n')));
+    } else {
+      for (const auto& s : b.shapes)
+        if (s.timing && s.roofline)
+          out << fmt::format("  base {:<29} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", s.label.substr(0, 29), "", time_text(s.timing->seconds.median),
+                             "", std::isfinite(s.timing->hot_seconds) ? time_text(s.timing->hot_seconds) : "-", rate(s.roofline->flops_per_s, "FLOP/s").substr(0, 12), rate(s.roofline->bytes_per_s, "B/s"),
+                             fmt::format("{:.1f}%", 100 * s.roofline->peak_fraction), fmt::format("{:.1f}%", 100 * s.roofline->sol_fraction));
     }
   }
   if (r.verdict == "pass") {

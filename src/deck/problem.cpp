@@ -160,6 +160,7 @@ class Loader {
   void load_cost(const toml::table& top, Problem& p) const;
   void load_seeds(const toml::table& top, Problem& p) const;
   void load_policy(const toml::table& top, Problem& p) const;
+  void load_baseline(const toml::table& top, Problem& p) const;
   void check_cases(const toml::table& top, const Problem& p) const;
 };
 
@@ -499,6 +500,24 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
   }
 }
 
+// [baseline]: the vendor-library reference line (baseline.cu / baseline.cpp in the folder).
+void Loader::load_baseline(const toml::table& top, Problem& p) const {
+  const toml::node* n = top.get("baseline");
+  if (!n) return;
+  const toml::table& t = table_of(*n, "baseline");
+  check_keys(t, "baseline", {"description", "libraries"});
+  if (const toml::node* d = t.get("description")) {
+    if (!d->is_string()) fail(*d, "baseline.description", "expected a string naming the library implementation");
+    p.baseline_description = **d->as_string();
+  }
+  if (const toml::node* l = t.get("libraries")) {
+    p.baseline_libraries = strings_of(*l, "baseline.libraries");
+    for (const auto& lib : p.baseline_libraries)
+      if (lib.empty() || lib.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+") != std::string::npos)
+        fail(*l, "baseline.libraries", fmt::format("expected library names to link as -l<name> (e.g. \"cublasLt\"), found '{}'", lib));
+  }
+}
+
 // Evaluates every tensor shape and the cost formulas in every shape case, so that a formula that
 // divides by zero or a shape like "K / 2" with an odd K is reported at load time, not mid-run.
 void Loader::check_cases(const toml::table& top, const Problem& p) const {
@@ -526,7 +545,7 @@ void Loader::check_cases(const toml::table& top, const Problem& p) const {
 
 Problem Loader::load(const toml::table& top, const fs::path& dir, const std::string& folder) const {
   check_keys(top, "", {"name", "level", "description", "targets", "dims", "inputs", "weights", "outputs", "shapes",
-                       "cost", "seeds", "policy"});
+                       "cost", "seeds", "policy", "baseline"});
   Problem p;
   p.dir = dir;
   p.id = folder;
@@ -551,6 +570,7 @@ Problem Loader::load(const toml::table& top, const fs::path& dir, const std::str
   load_cost(top, p);
   load_seeds(top, p);
   load_policy(top, p);
+  load_baseline(top, p);
   check_cases(top, p);
   return p;
 }

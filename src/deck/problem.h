@@ -83,6 +83,11 @@ struct Problem {
   std::map<std::string, std::vector<std::string>> required_instructions;  // arch -> SASS classes
   std::vector<std::string> forbidden;  // source patterns the static scan rejects
 
+  // The vendor-library reference line: baseline.cu (cuda) / baseline.cpp (host) in the problem
+  // folder, timed like a solution and printed beside it, never scored. [baseline] in problem.toml.
+  std::string baseline_description;
+  std::vector<std::string> baseline_libraries;  // linked as -l<name>
+
   bool supports(std::string_view target) const;
   // dims of shape i as expression variables
   Variables variables(const ShapeCase& shape) const;

@@ -303,9 +303,8 @@ void summarize_scores(const Problem& p, EvalResult& r) {
   (void)p;
 }
 
-}  // namespace
-
-EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
+EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& o,
+                          const std::vector<std::string>& libraries) {
   const auto t0 = std::chrono::steady_clock::now();
   EvalResult r;
   r.mode = o.check && o.bench ? "eval" : o.bench ? "bench" : "check";
@@ -339,7 +338,7 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     fs::create_directories(o.work_dir);
 
     if (o.progress) o.progress("building " + r.solution_dir);
-    BuildResult b = target->build(solution_dir, o.build_dir);
+    BuildResult b = target->build(solution_dir, o.build_dir, libraries);
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
 
@@ -372,6 +371,42 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
   } catch (const std::exception& e) {
     return finish("error", "internal_error", std::string("kbench could not complete the evaluation: ") + e.what());
   }
+}
+
+// The problem's baseline for this target, staged as a solution folder (baseline.cu becomes
+// solution.cu) so it is built and judged by exactly the same path; nullopt when it has none.
+std::optional<fs::path> stage_baseline(const Problem& p, const std::string& target, const fs::path& work_dir) {
+  const std::string ext = target == "cuda" ? ".cu" : ".cpp";
+  const fs::path src = p.dir / ("baseline" + ext);
+  if (!fs::is_regular_file(src)) return std::nullopt;
+  const fs::path dir = work_dir / "baseline-source";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(src, dir / ("solution" + ext));
+  return dir;
+}
+
+}  // namespace
+
+EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
+  EvalResult r = evaluate_build(p, solution_dir, o, {});
+  if (!o.bench || !o.baseline || r.target.empty()) return r;
+  try {
+    auto staged = stage_baseline(p, r.target, o.work_dir);
+    if (!staged) return r;
+    EvalOptions bo = o;
+    bo.check = true;
+    bo.work_dir = o.work_dir / "baseline";
+    bo.target = r.target;
+    if (o.progress) bo.progress = [&o](const std::string& line) { o.progress("baseline: " + line); };
+    r.baseline = std::make_shared<EvalResult>(evaluate_build(p, *staged, bo, p.baseline_libraries));
+    r.baseline->solution_dir = (p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"))).string();
+    r.baseline_description = p.baseline_description;
+  } catch (const std::exception& e) {
+    // The reference line is informational: its failure never changes the solution's verdict.
+    if (o.progress) o.progress(std::string("baseline: could not be evaluated: ") + e.what());
+  }
+  return r;
 }
 
 }  // namespace kb

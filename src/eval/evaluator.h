@@ -28,6 +28,7 @@ struct EvalOptions {
   std::filesystem::path build_dir;      // content-addressed build cache; required
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
   bool refresh_ceilings = false;
+  bool baseline = true;                 // with bench: also time the problem's baseline, if it has one
   // Progress lines for a terminal ("shape 2/4 ...: seed 3 ok"); may be empty.
   std::function<void(const std::string&)> progress;
 };

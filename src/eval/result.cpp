@@ -63,6 +63,8 @@ json to_json(const EvalResult& r, bool with_samples) {
                    {"ceilings", r.ceilings_id},
                    {"ceilings_measured", r.ceilings_measured}}},
       {"timing_policy", to_json(r.timing_policy)},
+      {"baseline", r.baseline ? to_json(*r.baseline, with_samples) : json(nullptr)},
+      {"baseline_description", r.baseline_description},
       {"kbench_version", r.kbench_version},
       {"started_at", r.started_at},
       {"duration_seconds", r.duration_seconds},

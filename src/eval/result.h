@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ struct EvalResult {
   std::string ceilings_id;
   bool ceilings_measured = false;
   TimingPolicy timing_policy;
+  // The problem's vendor-library baseline, checked and timed the same way (never scored).
+  std::shared_ptr<EvalResult> baseline;
+  std::string baseline_description;
   std::string kbench_version;
   std::string started_at;           // ISO 8601 UTC
   double duration_seconds = 0;

@@ -79,8 +79,10 @@ class Target {
   virtual ~Target() = default;
   virtual std::string name() const = 0;         // "host" or "cuda"
   virtual std::string source_file() const = 0;  // "solution.cpp" or "solution.cu"
-  // Builds solution_dir into a shared library under build_root (a content-addressed cache).
-  virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root) const = 0;
+  // Builds solution_dir into a shared library under build_root (a content-addressed cache),
+  // linking `libraries` as -l<name> (a problem's baseline may use a vendor library).
+  virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root,
+                            const std::vector<std::string>& libraries = {}) const = 0;
   virtual std::unique_ptr<Device> open_device() const = 0;
   // Peaks used for scoring. `hardware_dir` holds the datasheets (cuda); host ceilings are measured.
   virtual Ceilings ceilings(const std::filesystem::path& hardware_dir, bool refresh) const = 0;

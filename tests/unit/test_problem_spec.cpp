@@ -389,4 +389,12 @@ TEST_F(ProblemSpec, LoadDeckTakesProblemFoldersSortedById) {
   EXPECT_THROW(load_deck(root_ / "missing"), SpecError);
 }
 
+TEST_F(ProblemSpec, BaselineTableIsLoadedAndValidated) {
+  const Problem p = load_problem(write(kValid + "\n[baseline]\ndescription = \"cuDNN softmax\"\nlibraries = [\"cudnn\"]\n"));
+  EXPECT_EQ(p.baseline_description, "cuDNN softmax");
+  EXPECT_EQ(p.baseline_libraries, (std::vector<std::string>{"cudnn"}));
+  expect_error(kValid + "\n[baseline]\nlibraries = [\"-lcudnn; rm\"]\n", {"baseline.libraries", "-l<name>"});
+  expect_error(kValid + "\n[baseline]\nlibrary = [\"cudnn\"]\n", {"baseline.library", "unknown key"});
+}
+
 }  // namespace kb

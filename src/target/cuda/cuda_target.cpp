@@ -57,7 +57,8 @@ class CudaTarget final : public Target {
   std::string name() const override { return "cuda"; }
   std::string source_file() const override { return "solution.cu"; }
 
-  BuildResult build(const fs::path& dir, const fs::path& build_root) const override {
+  BuildResult build(const fs::path& dir, const fs::path& build_root,
+                    const std::vector<std::string>& libraries) const override {
     const char* nvcc = std::getenv("KBENCH_NVCC");
     const std::string arch = solution_arch();          // "sm_90a"
     const std::string compute = "compute_" + arch.substr(3);  // "compute_90a"
@@ -73,6 +74,7 @@ class CudaTarget final : public Target {
                                      "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(dir, source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
       argv.push_back(src.string());
+    for (const auto& lib : libraries) argv.push_back("-l" + lib);
     return compile_cached(argv, dir, build_root / "cuda");
   }
 

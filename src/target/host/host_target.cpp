@@ -83,12 +83,14 @@ class HostTarget final : public Target {
   std::string name() const override { return "host"; }
   std::string source_file() const override { return "solution.cpp"; }
 
-  BuildResult build(const fs::path& dir, const fs::path& build_root) const override {
+  BuildResult build(const fs::path& dir, const fs::path& build_root,
+                    const std::vector<std::string>& libraries) const override {
     const char* cxx = std::getenv("KBENCH_HOST_CXX");
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
                                      "-shared", "-fPIC", "-fvisibility=hidden",
                                      "-I" + kbench_include_dir().string(), "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(dir, source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
+    for (const auto& lib : libraries) argv.push_back("-l" + lib);
     return compile_cached(argv, dir, build_root / "host");
   }
 
