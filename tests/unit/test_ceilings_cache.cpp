@@ -253,6 +253,14 @@ TEST(CeilingsCache, UnwritableCacheDirectoryStillReturnsTheMeasurement) {
 }
 
 #ifdef KBENCH_WITH_CUDA
+TEST(CudaCeilings, CublasLtLoadsOnDemandWithEveryFunctionTheGemmsUse) {
+  // kbench does not link cuBLASLt; the GEMM measurements dlopen the build's major version.
+  std::string lib;
+  ASSERT_NO_THROW(lib = cublaslt_library());
+  EXPECT_NE(lib.find("libcublasLt.so."), std::string::npos) << lib;
+  EXPECT_NE(lib.find("version "), std::string::npos) << lib;
+}
+
 TEST(CudaCeilingsCache, KeyedOnUuidAndDriverVersion) {
   TempDir dir;
   ScopedEnv env("KBENCH_CACHE_DIR", dir.path().string());

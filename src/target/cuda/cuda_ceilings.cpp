@@ -14,14 +14,17 @@
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -40,9 +43,103 @@ constexpr size_t kGiB = size_t{1} << 30;
 // Bump when a measurement changes meaning, so that old cache files are re-measured.
 constexpr int kMeasurementVersion = 1;
 
+// ------------------------------------------------------------------------------------------------
+// cuBLASLt, loaded on first use. Linking it would load its 540 MB library into every kbench process
+// (workers included): measured at +70 ms start-up and ~94 MB of private dirty memory per process
+// (its relocations), for a library only this measurement uses. It also keeps kbench runnable where
+// only the driver is installed (cudart is linked statically): without cuBLASLt, the GEMM keys report
+// "failed: cannot load cuBLASLt ..." and everything else works.
+
+struct CublasLt {
+  std::string path;  // the library that was loaded
+  decltype(&cublasLtCreate) create = nullptr;
+  decltype(&cublasLtDestroy) destroy = nullptr;
+  decltype(&cublasLtGetVersion) get_version = nullptr;
+  decltype(&cublasLtGetStatusName) status_name = nullptr;
+  decltype(&cublasLtGetStatusString) status_string = nullptr;
+  decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+};
+
+// The library of the cuBLAS major version kbench was built against: first by name (LD_LIBRARY_PATH,
+// the ldconfig cache, kbench's RUNPATH), then from the toolkit that built kbench. Loaded once per
+// process and never unloaded; throws std::runtime_error naming every path tried and why it failed.
+const CublasLt& cublaslt() {
+  static std::once_flag once;
+  static CublasLt api;
+  static std::string error;
+  std::call_once(once, [] {
+    const std::string name = fmt::format("libcublasLt.so.{}", CUBLAS_VER_MAJOR);
+    std::vector<std::string> candidates = {name};
+#ifdef KBENCH_CUDA_LIBRARY_DIR
+    candidates.push_back(std::string(KBENCH_CUDA_LIBRARY_DIR) + "/" + name);
+#endif
+    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+      if (const char* root = std::getenv(env); root && *root) candidates.push_back(std::string(root) + "/lib64/" + name);
+    candidates.push_back("/usr/local/cuda/lib64/" + name);
+    void* lib = nullptr;
+    std::string tried;
+    for (const auto& c : candidates) {
+      lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib) {
+        api.path = c;
+        break;
+      }
+      const char* why = dlerror();
+      tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", c, why ? why : "not found");
+    }
+    if (!lib) {
+      error = "cannot load cuBLASLt: " + tried;
+      return;
+    }
+    std::string missing;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (!fn) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
+    };
+    sym(api.create, "cublasLtCreate");
+    sym(api.destroy, "cublasLtDestroy");
+    sym(api.get_version, "cublasLtGetVersion");
+    sym(api.status_name, "cublasLtGetStatusName");
+    sym(api.status_string, "cublasLtGetStatusString");
+    sym(api.desc_create, "cublasLtMatmulDescCreate");
+    sym(api.desc_destroy, "cublasLtMatmulDescDestroy");
+    sym(api.desc_set, "cublasLtMatmulDescSetAttribute");
+    sym(api.layout_create, "cublasLtMatrixLayoutCreate");
+    sym(api.layout_destroy, "cublasLtMatrixLayoutDestroy");
+    sym(api.pref_create, "cublasLtMatmulPreferenceCreate");
+    sym(api.pref_destroy, "cublasLtMatmulPreferenceDestroy");
+    sym(api.pref_set, "cublasLtMatmulPreferenceSetAttribute");
+    sym(api.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    sym(api.matmul, "cublasLtMatmul");
+    if (!missing.empty()) error = fmt::format("cuBLASLt at {} lacks {}", api.path, missing);
+  });
+  if (!error.empty()) throw std::runtime_error(error);
+  return api;
+}
+
+}  // namespace
+
+std::string cublaslt_library() {
+  const CublasLt& api = cublaslt();
+  const size_t v = api.get_version();
+  return fmt::format("{} (version {}.{}.{})", api.path, v / 10000, v % 10000 / 100, v % 100);
+}
+
+namespace {
+
 [[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
-  throw std::runtime_error(fmt::format("cuBLASLt error: {} failed with {} ({}) at {}:{}", call,
-                                       cublasLtGetStatusName(s), cublasLtGetStatusString(s), file, line));
+  const CublasLt& lt = cublaslt();
+  throw std::runtime_error(fmt::format("cuBLASLt error: {} failed with {} ({}) at {}:{}", call, lt.status_name(s),
+                                       lt.status_string(s), file, line));
 }
 
 #define KB_CUBLAS_CHECK(call)                                                                          \
@@ -340,35 +437,36 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
   KB_CUDA_CHECK(cudaMemsetAsync(d.get(), 0, d.bytes(), stream));
   KB_CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  LtHandle<cublasLtMatmulDesc_t> desc{nullptr, cublasLtMatmulDescDestroy};
-  KB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc.h, g.compute, g.scale));
+  const CublasLt& api = cublaslt();
+  LtHandle<cublasLtMatmulDesc_t> desc{nullptr, api.desc_destroy};
+  KB_CUBLAS_CHECK(api.desc_create(&desc.h, g.compute, g.scale));
   const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
-  KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t));
-  KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
+  KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t));
+  KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n));
   if (g.fp8) {
     // Per-tensor scales of 1.0 (device floats), as cuBLASLt's fp8 path expects them to be set.
     const void* sa = scales.get();
     const void* sb = static_cast<const float*>(scales.get()) + 1;
-    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
-    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+    KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+    KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
     // The fastest fp8 path (no periodic promotion of the partial sums): a ceiling is the most the
     // hardware can do with fp8 inputs.
     const int8_t fast = 1;
-    KB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   }
-  LtHandle<cublasLtMatrixLayout_t> la{nullptr, cublasLtMatrixLayoutDestroy}, lb{nullptr, cublasLtMatrixLayoutDestroy},
-      ld{nullptr, cublasLtMatrixLayoutDestroy};
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la.h, g.ab, kN, kN, kN));  // A: K x M, ld K (op T)
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb.h, g.ab, kN, kN, kN));  // B: K x N, ld K
-  KB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld.h, g.cd, kN, kN, kN));  // C = D: M x N, ld M
-  LtHandle<cublasLtMatmulPreference_t> pref{nullptr, cublasLtMatmulPreferenceDestroy};
-  KB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.h));
+  LtHandle<cublasLtMatrixLayout_t> la{nullptr, api.layout_destroy}, lb{nullptr, api.layout_destroy},
+      ld{nullptr, api.layout_destroy};
+  KB_CUBLAS_CHECK(api.layout_create(&la.h, g.ab, kN, kN, kN));  // A: K x M, ld K (op T)
+  KB_CUBLAS_CHECK(api.layout_create(&lb.h, g.ab, kN, kN, kN));  // B: K x N, ld K
+  KB_CUBLAS_CHECK(api.layout_create(&ld.h, g.cd, kN, kN, kN));  // C = D: M x N, ld M
+  LtHandle<cublasLtMatmulPreference_t> pref{nullptr, api.pref_destroy};
+  KB_CUBLAS_CHECK(api.pref_create(&pref.h));
   const uint64_t ws_bytes = kWorkspace;
-  KB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+  KB_CUBLAS_CHECK(api.pref_set(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
                                                        sizeof ws_bytes));
   cublasLtMatmulHeuristicResult_t results[kMaxAlgos] = {};
   int returned = 0;
-  KB_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc.h, la.h, lb.h, ld.h, ld.h, pref.h, kMaxAlgos, results,
+  KB_CUBLAS_CHECK(api.heuristic(lt, desc.h, la.h, lb.h, ld.h, ld.h, pref.h, kMaxAlgos, results,
                                                  &returned));
   if (returned <= 0)
     throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for {} {}^3 on this GPU (cc {})", g.label, kN, gpu.cc()));
@@ -390,7 +488,7 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
     }
     try {
       const double s = best_seconds(stream, 1, kReps, [&] {
-        KB_CUBLAS_CHECK(cublasLtMatmul(lt, desc.h, alpha, a.get(), la.h, b.get(), lb.h, beta, d.get(), ld.h, d.get(),
+        KB_CUBLAS_CHECK(api.matmul(lt, desc.h, alpha, a.get(), la.h, b.get(), lb.h, beta, d.get(), ld.h, d.get(),
                                        ld.h, &results[i].algo, ws.get(), kWorkspace, stream));
       });
       ++timed;
@@ -419,9 +517,10 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
   const double rate = flops / best_s;
   if (!(rate > 0 && rate < 1e17))
     throw std::runtime_error(fmt::format("implausible GEMM rate {:.3g} FLOP/s for {}", rate, g.label));
-  return Ceiling{rate, fmt::format("measured: cuBLASLt {}^3 {} (TN, random non-zero inputs), best of {} of {} heuristic "
-                                   "algorithms (#{} won), {} runs each after a warm-up, 2*M*N*K FLOP{}",
-                                   kN, g.label, timed, returned, best_index, kReps,
+  const size_t v = api.get_version();
+  return Ceiling{rate, fmt::format("measured: cuBLASLt {}.{}.{} {}^3 {} (TN, random non-zero inputs), best of {} of {} "
+                                   "heuristic algorithms (#{} won), {} runs each after a warm-up, 2*M*N*K FLOP{}",
+                                   v / 10000, v % 10000 / 100, v % 100, kN, g.label, timed, returned, best_index, kReps,
                                    (out_of_time ? fmt::format("; stopped at the {:.0f}-s budget", kBudgetSeconds) : "") +
                                        (errors.empty() ? "" : "; some algorithms failed: " + errors))};
 }
@@ -471,7 +570,7 @@ Ceilings measure_cuda_ceilings(int device) {
 
   Gpu gpu;
   std::optional<Stream> stream;
-  LtHandle<cublasLtHandle_t> lt{nullptr, cublasLtDestroy};  // created before the first GEMM
+  LtHandle<cublasLtHandle_t> lt{nullptr, nullptr};  // cuBLASLt loaded and its handle created before the first GEMM
   std::string lt_error;
   try {
     gpu.ordinal = device;
@@ -533,11 +632,14 @@ Ceilings measure_cuda_ceilings(int device) {
         throw NotOnThisGpu(fmt::format("fp8 tensor math needs compute capability >= 8.9; this GPU is cc {}", gpu.cc()));
       if (!lt.h) {
         if (!lt_error.empty()) throw std::runtime_error(lt_error);
-        const cublasStatus_t st = cublasLtCreate(&lt.h);
-        if (st != CUBLAS_STATUS_SUCCESS) {
+        try {
+          const CublasLt& api = cublaslt();
+          KB_CUBLAS_CHECK(api.create(&lt.h));
+          lt.destroy = api.destroy;
+        } catch (const std::exception& e) {
           lt.h = nullptr;
-          lt_error = fmt::format("cublasLtCreate failed with {} ({})", cublasLtGetStatusName(st), cublasLtGetStatusString(st));
-          throw std::runtime_error(lt_error);
+          lt_error = e.what();  // reported once per key, not retried
+          throw;
         }
       }
       return measure_gemm(gpu, s, lt.h, g);

@@ -23,6 +23,11 @@ namespace kb {
 // GPU: ..." for what the GPU lacks). Never throws: a failure costs only the keys it affects.
 Ceilings measure_cuda_ceilings(int device);
 
+// The cuBLASLt library the GEMM measurements use, "path (version 13.0.0)". cuBLASLt is loaded with
+// dlopen on first use (never linked: see CMakeLists.txt); this loads it and needs no GPU. Throws
+// std::runtime_error naming every path tried when it cannot be loaded or lacks a function.
+std::string cublaslt_library();
+
 // What the cache of a GPU's measurement is keyed on: the device UUID (cudaDeviceProp::uuid, as
 // nvidia-smi prints it: "GPU-xxxxxxxx-xxxx-...") and the driver's CUDA version (cudaDriverGetVersion),
 // since a driver update can change clocks and cuBLASLt's choices. The name is for people.
