@@ -462,12 +462,10 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
   LtHandle<cublasLtMatmulPreference_t> pref{nullptr, api.pref_destroy};
   KB_CUBLAS_CHECK(api.pref_create(&pref.h));
   const uint64_t ws_bytes = kWorkspace;
-  KB_CUBLAS_CHECK(api.pref_set(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                       sizeof ws_bytes));
+  KB_CUBLAS_CHECK(api.pref_set(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof ws_bytes));
   cublasLtMatmulHeuristicResult_t results[kMaxAlgos] = {};
   int returned = 0;
-  KB_CUBLAS_CHECK(api.heuristic(lt, desc.h, la.h, lb.h, ld.h, ld.h, pref.h, kMaxAlgos, results,
-                                                 &returned));
+  KB_CUBLAS_CHECK(api.heuristic(lt, desc.h, la.h, lb.h, ld.h, ld.h, pref.h, kMaxAlgos, results, &returned));
   if (returned <= 0)
     throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for {} {}^3 on this GPU (cc {})", g.label, kN, gpu.cc()));
 
@@ -488,8 +486,8 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
     }
     try {
       const double s = best_seconds(stream, 1, kReps, [&] {
-        KB_CUBLAS_CHECK(api.matmul(lt, desc.h, alpha, a.get(), la.h, b.get(), lb.h, beta, d.get(), ld.h, d.get(),
-                                       ld.h, &results[i].algo, ws.get(), kWorkspace, stream));
+        KB_CUBLAS_CHECK(api.matmul(lt, desc.h, alpha, a.get(), la.h, b.get(), lb.h, beta, d.get(), ld.h, d.get(), ld.h,
+                                   &results[i].algo, ws.get(), kWorkspace, stream));
       });
       ++timed;
       if (s < best_s) {
