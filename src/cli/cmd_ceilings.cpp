@@ -84,8 +84,12 @@ void print_datasheet_and_measured(const Ceilings& c) {
     std::cout << "  Scoring (kbench eval) needs a datasheet: add hardware/<id>.toml for this GPU (docs/hardware.md).\n";
   if (c.measured_compute.empty() && c.measured_memory.empty() && c.unmeasured.empty())
     std::cout << "  (no measurement of this GPU yet: `kbench ceilings --target cuda` measures it)\n";
+  else if (measurement_failed_somewhere(c))
+    std::cout << "  Some keys failed to measure (\"failed: ...\"): this measurement was not cached; the next run measures "
+                 "again.\n";
   else
-    std::cout << "  Measured figures are cached per GPU and driver; --refresh measures again. Scoring uses the datasheet.\n";
+    std::cout << "  Measured figures are cached per GPU and driver; --refresh measures again."
+              << (has_datasheet ? " Scoring uses the datasheet.\n" : "\n");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/subprocess.h"
 #include "target/ceilings.h"
 #include "target/cuda/cuda_ceilings.h"
 #include "target/target.h"
@@ -169,6 +170,32 @@ TEST_F(CudaCeilingsTest, TargetServesTheCachedMeasurementAndEvalNeverMeasures) {
   EXPECT_LT(s, 5.0);
   EXPECT_TRUE(c.measured_compute.empty());
   EXPECT_EQ(c.compute_peak("fp32").value, spec_->ceilings.compute_peak("fp32").value);
+}
+
+TEST_F(CudaCeilingsTest, CliPrintsDatasheetAndMeasuredSideBySide) {
+  if (!spec_) GTEST_SKIP() << "no datasheet matches " << name_;
+  ScopedCacheDir cache;  // the child kbench inherits KBENCH_CACHE_DIR
+  const CudaDeviceIdentity id = cuda_device_identity(0);
+  ASSERT_TRUE(write_ceilings_cache(cuda_ceilings_cache_file(id), cuda_ceilings_cache_key(id), measured()));
+  auto kbench = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), KBENCH_BINARY);
+    args.insert(args.end(), {"--hardware", hardware_dir().string()});
+    return run_command(args, std::chrono::minutes(3));
+  };
+  auto r = kbench({"ceilings", "--target", "cuda", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_FALSE(j["measured"].get<bool>());
+  EXPECT_EQ(j["id"], spec_->ceilings.id);
+  EXPECT_EQ(j["compute"]["bf16_tc"]["value"].get<double>(), spec_->ceilings.compute_peak("bf16_tc").value);
+  EXPECT_EQ(j["measured_compute"]["bf16_tc"]["value"].get<double>(), measured().compute.at("bf16_tc").value);
+  EXPECT_EQ(j["measured_memory"]["dram"]["value"].get<double>(), measured().memory.at("dram").value);
+
+  r = kbench({"ceilings", "--target", "cuda"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::printf("%s", r.output.c_str());
+  EXPECT_NE(r.output.find("datasheet"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" measured ("), std::string::npos) << r.output;
 }
 
 }  // namespace
