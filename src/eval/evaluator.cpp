@@ -344,7 +344,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
 
     std::optional<Ceilings> ceilings;
     if (o.bench) {
-      ceilings = target->ceilings(o.hardware_dir, o.refresh_ceilings);
+      // measure = false: scoring uses the datasheet (cuda) and must not wait ~a minute for the GPU's
+      // own measurement; that is `kbench ceilings`' job. Host ceilings are measured regardless.
+      ceilings = target->ceilings(o.hardware_dir, o.refresh_ceilings, /*measure=*/false);
       r.ceilings_id = ceilings->id;
       r.ceilings_measured = ceilings->measured;
       r.compute_peak = ceilings->compute_peak(p.compute_peak).value;

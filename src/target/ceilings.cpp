@@ -74,11 +74,16 @@ nlohmann::json to_json(const Ceilings& c) {
     for (const auto& [k, v] : m) t[k] = {{"value", v.value}, {"source", v.source}};
     return t;
   };
+  nlohmann::json unmeasured = nlohmann::json::object();
+  for (const auto& [k, why] : c.unmeasured) unmeasured[k] = why;
   return {{"id", c.id},
           {"name", c.name},
           {"measured", c.measured},
           {"compute", table(c.compute)},
-          {"memory", table(c.memory)}};
+          {"memory", table(c.memory)},
+          {"measured_compute", table(c.measured_compute)},
+          {"measured_memory", table(c.measured_memory)},
+          {"unmeasured", unmeasured}};
 }
 
 Ceilings ceilings_from_json(const nlohmann::json& j) {
@@ -97,8 +102,9 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
   auto m = j.find("measured");
   if (m == j.end() || !m->is_boolean()) fail("measured", "missing or not a boolean");
   c.measured = m->get<bool>();
-  auto table = [&](const char* name, std::map<std::string, Ceiling>& out) {
+  auto table = [&](const char* name, std::map<std::string, Ceiling>& out, bool optional = false) {
     auto t = j.find(name);
+    if (optional && t == j.end()) return;
     if (t == j.end() || !t->is_object()) fail(name, "missing or not an object");
     for (const auto& [key, entry] : t->items()) {
       std::string where = std::string(name) + "." + key;
@@ -115,7 +121,29 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
   };
   table("compute", c.compute);
   table("memory", c.memory);
+  // Optional: documents (and cache files) written before measured figures existed lack them.
+  table("measured_compute", c.measured_compute, /*optional=*/true);
+  table("measured_memory", c.measured_memory, /*optional=*/true);
+  if (auto u = j.find("unmeasured"); u != j.end()) {
+    if (!u->is_object()) fail("unmeasured", "not an object {key: reason}");
+    for (const auto& [key, why] : u->items()) {
+      if (!why.is_string() || why.get<std::string>().empty()) fail("unmeasured." + key, "missing or empty reason");
+      c.unmeasured[key] = why.get<std::string>();
+    }
+  }
   return c;
+}
+
+Ceilings with_measurement(Ceilings datasheet, const Ceilings& measurement) {
+  datasheet.measured_compute = measurement.compute;
+  datasheet.measured_memory = measurement.memory;
+  datasheet.unmeasured = measurement.unmeasured;
+  return datasheet;
+}
+
+bool measurement_failed_somewhere(const Ceilings& measurement) {
+  return std::any_of(measurement.unmeasured.begin(), measurement.unmeasured.end(),
+                     [](const auto& kv) { return kv.second.rfind("failed:", 0) == 0; });
 }
 
 // ---------------------------------------------------------------------------------------------

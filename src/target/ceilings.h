@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -26,17 +27,35 @@ const std::vector<std::string>& memory_keys();
 struct Ceilings {
   std::string id;                  // hardware file stem ("h100_sxm") or "host-<machine>"
   std::string name;                // human name of the device
-  bool measured = false;           // true: measured on this machine; false: datasheet
-  std::map<std::string, Ceiling> compute;
+  bool measured = false;           // true: compute/memory were measured on this machine; false: datasheet
+  std::map<std::string, Ceiling> compute;  // the figures scoring uses (peak_fraction)
   std::map<std::string, Ceiling> memory;
+
+  // Beside datasheet figures (measured == false): what this GPU actually reached on the same keys
+  // (`kbench ceilings --target cuda`), reported next to the datasheet figure, never used for scoring.
+  // Empty for the host target (its compute/memory are already measured) and when nothing was measured.
+  std::map<std::string, Ceiling> measured_compute;
+  std::map<std::string, Ceiling> measured_memory;
+  // Keys a measurement tried and could not measure -> why. A reason that begins "failed:" is an error
+  // that may not recur (out of memory, a CUDA or cuBLASLt error); any other reason is a property of
+  // the device ("needs compute capability >= 8.9"). A measurement with a "failed:" reason is not cached.
+  std::map<std::string, std::string> unmeasured;
 
   // Throws std::out_of_range naming the key and the keys present.
   const Ceiling& compute_peak(const std::string& key) const;
   const Ceiling& memory_peak(const std::string& key) const;
 };
 
+// {id, name, measured, compute, memory, measured_compute, measured_memory, unmeasured}; the last three
+// are optional when read (documents written before they existed).
 nlohmann::json to_json(const Ceilings& c);
 Ceilings ceilings_from_json(const nlohmann::json& j);  // throws std::runtime_error on a bad document
+
+// `datasheet` with the figures of `measurement` (a Ceilings with measured == true) as its
+// measured_compute / measured_memory, and the measurement's unmeasured reasons.
+Ceilings with_measurement(Ceilings datasheet, const Ceilings& measurement);
+// True when some unmeasured reason begins with "failed:" (see Ceilings::unmeasured).
+bool measurement_failed_somewhere(const Ceilings& measurement);
 
 // A datasheet entry of hardware/<id>.toml.
 struct HardwareSpec {
@@ -66,5 +85,27 @@ Ceilings measure_host_ceilings();
 // `refresh` is set.
 Ceilings host_ceilings(bool refresh = false);
 std::filesystem::path kbench_cache_dir();
+
+// --- The cache of measured ceilings (host and cuda) ------------------------------------------
+// A cache file is JSON {format, machine_key, measured_at, ceilings}. `key` identifies the measured
+// hardware (machine and CPU for the host; GPU UUID and driver version for cuda) and is stored in the
+// file and compared on read.
+
+// The cached ceilings, or nullopt for a missing, corrupt, truncated, other-format or foreign-key file.
+std::optional<Ceilings> read_ceilings_cache(const std::filesystem::path& file, const std::string& key);
+// Atomic: a temporary file in the same directory, flushed, renamed over `file`; concurrent readers
+// see the old file or the new one. Returns false (and leaves nothing behind) when it cannot write.
+bool write_ceilings_cache(const std::filesystem::path& file, const std::string& key, const Ceilings& c);
+// kbench_cache_dir()/ceilings/<device_id with unsafe characters replaced>.json
+std::filesystem::path device_ceilings_cache_file(const std::string& device_id);
+
+// A device's measured ceilings through its cache file:
+//   - the cached measurement when the file holds one for `key`, unless `refresh`;
+//   - otherwise, when `measure` is set: measure() is called, its result returned and cached (not
+//     cached when measurement_failed_somewhere, so a transient failure is retried next time);
+//   - otherwise nullopt (nothing is measured: the caller must not wait for a measurement).
+// A corrupt or foreign cache file counts as a miss.
+std::optional<Ceilings> cached_measurement(const std::filesystem::path& file, const std::string& key, bool refresh,
+                                           bool measure, const std::function<Ceilings()>& measure_fn);
 
 }  // namespace kb

@@ -85,7 +85,17 @@ class Target {
                             const std::vector<std::string>& libraries = {}) const = 0;
   virtual std::unique_ptr<Device> open_device() const = 0;
   // Peaks used for scoring. `hardware_dir` holds the datasheets (cuda); host ceilings are measured.
-  virtual Ceilings ceilings(const std::filesystem::path& hardware_dir, bool refresh) const = 0;
+  //
+  // `measure` says whether a target scored against a datasheet may run its own measurement of the
+  // device (cuda: ~10-60 s of DRAM, FMA and cuBLASLt GEMM runs), whose figures are reported beside
+  // the datasheet's (Ceilings::measured_compute / measured_memory) and cached per device:
+  //   measure = false: the datasheet plus the cached measurement if there is one; never measures,
+  //                    and so ignores `refresh` (what `kbench eval` asks for);
+  //   measure = true:  the datasheet plus the cached measurement, measuring on a miss or when
+  //                    `refresh` is set (what `kbench ceilings` asks for).
+  // Targets whose scoring ceilings are themselves measured (host) ignore `measure`: they always
+  // measure on a cache miss, and again when `refresh` is set.
+  virtual Ceilings ceilings(const std::filesystem::path& hardware_dir, bool refresh, bool measure) const = 0;
   // How far above a ceiling a time may appear before it is rejected as impossible: 1.0 for
   // datasheet peaks; more for measured host ceilings (a measured STREAM copy is not a hard bound).
   virtual double physics_slack() const = 0;

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "target/compile.h"
+#include "target/cuda/cuda_ceilings.h"
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_device.h"
 #include "target/target.h"
@@ -80,20 +82,50 @@ class CudaTarget final : public Target {
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }
 
-  Ceilings ceilings(const fs::path& hardware_dir, bool /*refresh: datasheets are not measured*/) const override {
+  // The datasheet entry matched by device name (scoring uses it), with the figures measured on this
+  // GPU beside it (measured_compute / measured_memory), from the cache keyed by device UUID and
+  // driver version, or measured now when `measure` is set and the cache has none (or `refresh`).
+  Ceilings ceilings(const fs::path& hardware_dir, bool refresh, bool measure) const override {
     if (!cuda_device_present()) throw HardwareError("cuda ceilings: no CUDA GPU is visible on this machine");
     cudaDeviceProp p{};
     KB_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
     const auto specs = load_hardware(hardware_dir);
     const HardwareSpec* s = match_hardware(specs, p.name);
-    if (!s)
-      throw HardwareError(fmt::format(
-          "no datasheet in {} matches the GPU '{}' (cc {}.{}): add hardware/<id>.toml with its dense peaks, "
-          "a `match` substring of that name and the sources of each figure (see hardware/h100_sxm.toml and "
-          "docs/hardware.md)",
-          hardware_dir.string(), p.name, p.major, p.minor));
-    Ceilings c = s->ceilings;
+    const std::string no_datasheet = fmt::format(
+        "no datasheet in {} matches the GPU '{}' (cc {}.{}): add hardware/<id>.toml with its dense peaks, "
+        "a `match` substring of that name and the sources of each figure (see hardware/h100_sxm.toml and "
+        "docs/hardware.md)",
+        hardware_dir.string(), p.name, p.major, p.minor);
+    // Scoring needs a datasheet; a measurement alone (`kbench ceilings`) is still worth showing.
+    if (!s && !measure) throw HardwareError(no_datasheet);
+    Ceilings c;
+    if (s) {
+      c = s->ceilings;
+    } else {
+      c.id = "cuda-unknown";
+      c.name = p.name;
+    }
     c.measured = false;
+
+    std::optional<Ceilings> m;
+    if (measure) {
+      const CudaDeviceIdentity id = cuda_device_identity(0);
+      m = cached_measurement(cuda_ceilings_cache_file(id), cuda_ceilings_cache_key(id), refresh, /*measure=*/true,
+                             [] { return measure_cuda_ceilings(0); });
+    } else {
+      // Only a cache read (what `kbench eval` asks for): anything going wrong here just means no
+      // measured figures beside the datasheet, never a failed evaluation.
+      try {
+        const CudaDeviceIdentity id = cuda_device_identity(0);
+        m = cached_measurement(cuda_ceilings_cache_file(id), cuda_ceilings_cache_key(id), /*refresh=*/false,
+                               /*measure=*/false, {});
+      } catch (const std::exception&) {
+        (void)cudaGetLastError();
+      }
+    }
+    if (m) c = with_measurement(std::move(c), *m);
+    // No datasheet: empty compute/memory tables, which `kbench ceilings` reports as such.
+    if (!s && m) c.id = m->id;
     return c;
   }
 

@@ -380,53 +380,6 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-constexpr int kCacheFormat = 1;
-
-std::optional<Ceilings> read_cache(const std::filesystem::path& file, const std::string& key) {
-  std::ifstream f(file);
-  if (!f) return std::nullopt;
-  // A corrupt, truncated or foreign file is a cache miss, never an error: we simply re-measure.
-  nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("format", 0) != kCacheFormat || j.value("machine_key", "") != key) return std::nullopt;
-  try {
-    Ceilings c = ceilings_from_json(j.at("ceilings"));
-    if (!c.measured || !c.compute.count("fp32") || !c.compute.count("fp64") || !c.memory.count("dram"))
-      return std::nullopt;
-    return c;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// Atomic replace: write a temporary file in the same directory, flush it to disk, rename it over the
-// cache. Readers (other kbench processes) see the old file or the new one, never half of one.
-void write_cache(const std::filesystem::path& file, const std::string& key, const Ceilings& c) {
-  std::error_code ec;
-  std::filesystem::create_directories(file.parent_path(), ec);
-  nlohmann::json j = {{"format", kCacheFormat}, {"machine_key", key}, {"measured_at", utc_now()}, {"ceilings", to_json(c)}};
-  const std::string text = j.dump(2) + "\n";
-  std::random_device rd;
-  const std::filesystem::path tmp =
-      file.parent_path() / fmt::format(".{}.tmp.{}.{:x}", file.filename().string(), getpid(), rd());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return;  // unwritable cache dir: the measurement is still returned, just not kept
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = fsync(fileno(f)) == 0 && ok;
-  ok = std::fclose(f) == 0 && ok;
-  if (ok) std::filesystem::rename(tmp, file, ec);
-  if (!ok || ec) std::filesystem::remove(tmp, ec);
-}
-
 std::string sanitize(std::string s) {
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '-';
@@ -496,9 +449,10 @@ Ceilings host_ceilings(bool refresh) {
   const std::string key = machine_key(std::max(1, omp_get_max_threads()));
   const std::filesystem::path file = kbench_cache_dir() / fmt::format("host-ceilings-{:016x}.json", fnv1a(key));
   if (!refresh)
-    if (auto cached = read_cache(file, key)) return *cached;
+    if (auto cached = read_ceilings_cache(file, key))
+      if (cached->compute.count("fp32") && cached->compute.count("fp64") && cached->memory.count("dram")) return *cached;
   Ceilings c = measure_host_ceilings();
-  write_cache(file, key, c);
+  write_ceilings_cache(file, key, c);
   return c;
 }
 

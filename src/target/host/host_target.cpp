@@ -96,7 +96,8 @@ class HostTarget final : public Target {
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<HostDevice>(); }
 
-  Ceilings ceilings(const fs::path&, bool refresh) const override { return host_ceilings(refresh); }
+  // Host ceilings are always measured (and cached): `measure` changes nothing here.
+  Ceilings ceilings(const fs::path&, bool refresh, bool /*measure*/) const override { return host_ceilings(refresh); }
 
   // Measured host ceilings are not hard bounds: STREAM copy leaves out write-allocate traffic and
   // a solution's working set may partly stay in cache, so allow up to 2x before calling a time
