@@ -19,7 +19,7 @@ nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
           {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
           {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
-          {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}};
+          {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel}};
 }
 
 TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
@@ -34,6 +34,7 @@ TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
   p.throttle_threshold = j.at("throttle_threshold");
   p.hot_seconds = j.at("hot_seconds");
   p.tail_checks = j.at("tail_checks");
+  p.blocking_kernel = j.at("blocking_kernel");
   return p;
 }
 
@@ -46,7 +47,8 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
                       {"sm_clock_median_mhz", finite_or_null(r.sm_clock_median_mhz)},
                       {"sm_clock_min_mhz", finite_or_null(r.sm_clock_min_mhz)},
                       {"max_sm_clock_mhz", r.max_sm_clock_mhz}, {"throttled", r.throttled},
-                      {"hot", {{"seconds", finite_or_null(r.hot_seconds)}, {"calls", r.hot_calls}, {"mode", r.hot_mode}}}};
+                      {"hot", {{"seconds", finite_or_null(r.hot_seconds)}, {"calls", r.hot_calls}, {"mode", r.hot_mode}}},
+                      {"tail_checks", r.tail_checks}};
   if (with_samples) j["samples"] = r.samples;
   return j;
 }

@@ -28,6 +28,10 @@ struct TimingPolicy {
   double throttle_threshold = 0.75;
   double hot_seconds = 0.002;      // hot (graph/batch) timing: enough back-to-back calls to fill this
   int tail_checks = 5;             // device-wide cross-checks against work hidden off the stream
+  // Hold the stream with NVBench's blocking kernel during cold samples (cuda), so that launch
+  // overhead stays out. Off only under a profiler such as Nsight Compute, which serialises kernels
+  // and would wait on it forever.
+  bool blocking_kernel = true;
 };
 
 nlohmann::json to_json(const TimingPolicy& p);
@@ -58,6 +62,7 @@ struct TimingRecord {
   double hot_seconds = NAN;
   size_t hot_calls = 0;
   std::string hot_mode;            // "graph", "stream" or "loop"
+  nlohmann::json tail_checks = nlohmann::json::array();  // the device-wide cross-checks, as measured
 };
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);

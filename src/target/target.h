@@ -70,6 +70,8 @@ class Device {
     (void)rc;
     return std::nullopt;
   }
+  // Whether time_call holds the stream with a blocking kernel (cuda; see TimingPolicy).
+  virtual void set_blocking_kernel(bool on) { (void)on; }
   // The device's maximum SM clock in MHz (cuda), 0 when unknown (host).
   virtual double max_sm_clock_mhz() const { return 0; }
 };

@@ -402,7 +402,8 @@ struct GemmSpec {
   cublasComputeType_t compute;
   cudaDataType_t scale;         // alpha/beta type
   cuda::RandomType fill;
-  bool fp8;                     // scale pointers, fast accumulation
+  bool fp8;                     // scale pointers
+  bool fast_accum = false;      // fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM
 };
 
 template <class T>
@@ -420,6 +421,8 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
   constexpr int64_t kN = 8192;  // M = N = K
   constexpr size_t kWorkspace = 256 * kMiB;
   constexpr int kMaxAlgos = 8, kReps = 5;
+  // Each fp8 scale factor in its own 256-byte slot: cuBLASLt may require aligned scale pointers.
+  constexpr size_t kScaleStride = 64;
   // Per key: stop trying further algorithms once this much wall time has gone (a GPU with slow FP64
   // tensor math would otherwise spend minutes here); the source says how many were timed.
   constexpr double kBudgetSeconds = 8.0;
@@ -427,14 +430,16 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
 
   const size_t elems = static_cast<size_t>(kN) * kN;
   DeviceBuffer a(elems * g.ab_bytes, "GEMM A"), b(elems * g.ab_bytes, "GEMM B"), d(elems * g.cd_bytes, "GEMM D"),
-      ws(kWorkspace, "the cuBLASLt workspace"), scales(2 * sizeof(float), "the fp8 scale factors");
+      ws(kWorkspace, "the cuBLASLt workspace"), scales(2 * kScaleStride * sizeof(float), "the fp8 scale factors");
   // Random non-zero inputs: with zeros (or other constant data) the tensor cores toggle fewer bits
   // and draw less power, so the GPU holds higher clocks and a GEMM runs measurably faster than it
   // does on real data; random data gives the rate real work sees.
   KB_CUDA_CHECK(cuda::launch_fill_random(a.get(), elems, g.fill, 0xA11CE, stream));
   KB_CUDA_CHECK(cuda::launch_fill_random(b.get(), elems, g.fill, 0xB0B, stream));
-  const float ones[2] = {1.0f, 1.0f};
-  KB_CUDA_CHECK(cudaMemcpyAsync(scales.get(), ones, sizeof ones, cudaMemcpyHostToDevice, stream));
+  const float one = 1.0f;
+  for (int i = 0; i < 2; ++i)
+    KB_CUDA_CHECK(cudaMemcpyAsync(static_cast<float*>(scales.get()) + i * kScaleStride, &one, sizeof one,
+                                  cudaMemcpyHostToDevice, stream));
   KB_CUDA_CHECK(cudaMemsetAsync(d.get(), 0, d.bytes(), stream));
   KB_CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -447,12 +452,12 @@ Ceiling measure_gemm(const Gpu& gpu, cudaStream_t stream, cublasLtHandle_t lt, c
   if (g.fp8) {
     // Per-tensor scales of 1.0 (device floats), as cuBLASLt's fp8 path expects them to be set.
     const void* sa = scales.get();
-    const void* sb = static_cast<const float*>(scales.get()) + 1;
+    const void* sb = static_cast<const float*>(scales.get()) + kScaleStride;
     KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
     KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
-    // The fastest fp8 path (no periodic promotion of the partial sums): a ceiling is the most the
-    // hardware can do with fp8 inputs.
-    const int8_t fast = 1;
+    // The fastest fp8 path (no periodic promotion of the partial sums) when the library offers it:
+    // a ceiling is the most the hardware can do with fp8 inputs.
+    const int8_t fast = g.fast_accum ? 1 : 0;
     KB_CUBLAS_CHECK(api.desc_set(desc.h, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   }
   LtHandle<cublasLtMatrixLayout_t> la{nullptr, api.layout_destroy}, lb{nullptr, api.layout_destroy},
@@ -615,7 +620,15 @@ Ceilings measure_cuda_ceilings(int device) {
       {"fp16_tc", "fp16->fp32 accumulate, D fp16", CUDA_R_16F, CUDA_R_16F, 2, 2, CUBLAS_COMPUTE_32F, CUDA_R_32F,
        cuda::RandomType::f16, false},
       {"fp8_tc", "fp8 e4m3->fp32 accumulate (fast accumulation, scales 1.0), D bf16", CUDA_R_8F_E4M3, CUDA_R_16BF, 1, 2,
-       CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda::RandomType::e4m3, true},
+       CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda::RandomType::e4m3, true, true},
+  };
+  // cuBLASLt versions differ in which fp8 output types and accumulation modes they support; the
+  // ceiling is the best configuration that runs, tried in this order.
+  const GemmSpec fp8_fallbacks[] = {
+      {"fp8_tc", "fp8 e4m3->fp32 accumulate (scales 1.0), D bf16", CUDA_R_8F_E4M3, CUDA_R_16BF, 1, 2,
+       CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda::RandomType::e4m3, true, false},
+      {"fp8_tc", "fp8 e4m3->fp32 accumulate (fast accumulation, scales 1.0), D fp32", CUDA_R_8F_E4M3, CUDA_R_32F, 1, 4,
+       CUBLAS_COMPUTE_32F, CUDA_R_32F, cuda::RandomType::e4m3, true, true},
   };
   for (const GemmSpec& g : gemms) {
     attempt(g.key, false, [&]() -> Ceiling {
@@ -641,7 +654,21 @@ Ceilings measure_cuda_ceilings(int device) {
           throw;
         }
       }
-      return measure_gemm(gpu, s, lt.h, g);
+      if (!g.fp8) return measure_gemm(gpu, s, lt.h, g);
+      std::string errors;
+      try {
+        return measure_gemm(gpu, s, lt.h, g);
+      } catch (const std::exception& e) {
+        errors = std::string(g.label) + ": " + e.what();
+      }
+      for (const GemmSpec& f : fp8_fallbacks) {
+        try {
+          return measure_gemm(gpu, s, lt.h, f);
+        } catch (const std::exception& e) {
+          errors += std::string("; ") + f.label + ": " + e.what();
+        }
+      }
+      throw std::runtime_error(errors);
     });
   }
   return c;

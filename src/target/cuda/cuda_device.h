@@ -36,6 +36,7 @@ class CudaDevice final : public Device {
   double time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) override;
   std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) override;
   double max_sm_clock_mhz() const override { return max_clock_mhz_; }
+  void set_blocking_kernel(bool on) override { blocking_kernel_ = on; }
 
   size_t l2_bytes() const { return l2_bytes_; }
 
@@ -52,6 +53,7 @@ class CudaDevice final : public Device {
   std::string description_;
   size_t l2_bytes_ = 0;
   double max_clock_mhz_ = 0;
+  bool blocking_kernel_ = true;
   void* clock_stamps_ = nullptr;  // two cuda::ClockStamp, pinned and host-mapped
   void* clock_stamps_device_ = nullptr;
   cudaStream_t stream_ = nullptr;
@@ -61,7 +63,6 @@ class CudaDevice final : public Device {
   unsigned long long* hash_acc_ = nullptr;
   uint32_t* flush_buffer_ = nullptr;
   size_t flush_words_ = 0;
-  uint32_t flush_round_ = 0;
 };
 
 // Name, SM count, compute capability and driver of a device ("NVIDIA H100 80GB HBM3, 132 SMs,

@@ -58,9 +58,14 @@ __global__ void hash_kernel(const unsigned char* p, size_t bytes, uint64_t key, 
   }
 }
 
-__global__ void flush_kernel(uint32_t* buf, size_t n, uint32_t round) {
+// Reads every word (never writes: written lines would sit dirty in L2 and be written back to DRAM
+// during the next timed call, stealing its bandwidth; read lines are clean). The sum is stored only
+// when it equals `never`, which the caller makes impossible, so the loads cannot be elided.
+__global__ void flush_kernel(const uint32_t* buf, size_t n, uint32_t never, uint32_t* sink) {
+  uint32_t acc = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    buf[i] = round * 0x9E3779B9u + static_cast<uint32_t>(i);
+    acc += __ldcg(buf + i);  // cache in L2 only: the aim is to displace L2 lines
+  if (acc == never) *sink = acc;
 }
 
 __device__ uint64_t global_timer_ns() {
@@ -111,9 +116,10 @@ cudaError_t launch_hash_sum(const void* data, size_t bytes, uint64_t key, unsign
   return cudaGetLastError();
 }
 
-cudaError_t launch_flush(uint32_t* buf, size_t n, uint32_t round, cudaStream_t stream) {
+cudaError_t launch_flush(const uint32_t* buf, size_t n, uint32_t* sink, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  flush_kernel<<<blocks_for(n), kThreads, 0, stream>>>(buf, n, round);
+  // The buffer holds zeros (set once at allocation), so no thread's partial sum can be 1.
+  flush_kernel<<<blocks_for(n), kThreads, 0, stream>>>(buf, n, 1u, sink);
   return cudaGetLastError();
 }
 

@@ -20,9 +20,9 @@ cudaError_t launch_fill(void* dst, size_t bytes, uint64_t word8, cudaStream_t st
 cudaError_t launch_hash_sum(const void* data, size_t bytes, uint64_t key, unsigned long long* acc,
                             cudaStream_t stream);
 
-// Writes every 4-byte word of buf (n words) with a value that depends on `round`, so no two
-// flushes write the same data and none can be skipped.
-cudaError_t launch_flush(uint32_t* buf, size_t n, uint32_t round, cudaStream_t stream);
+// Reads every 4-byte word of buf (n words, all zero) through L2, displacing whatever the L2 held
+// with clean lines; *sink is written only if the loads were elided (never, for a zero buffer).
+cudaError_t launch_flush(const uint32_t* buf, size_t n, uint32_t* sink, cudaStream_t stream);
 
 // NVBench's blocking kernel (nvbench/blocking_kernel.cu): one thread spins until the host sets
 // *flag (host-mapped memory), holding back the stream so that everything the solution enqueues
