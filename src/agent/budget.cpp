@@ -72,6 +72,10 @@ class Supervisor {
     if (child_done_) return true;
     int status = 0;
     pid_t r = waitpid(child_, &status, WNOHANG);
+    if (r < 0 && errno == ECHILD) {  // cannot happen (only this object reaps it); never spin on it
+      child_done_ = true;
+      return true;
+    }
     if (r == child_) {
       child_done_ = true;
       if (WIFEXITED(status)) out_.exit_code = WEXITSTATUS(status);
@@ -81,8 +85,10 @@ class Supervisor {
   }
 
   std::vector<ProcessNode> alive() {
-    std::vector<ProcessNode> all = descendants(getpid(), before_), live;
-    reap(all);  // orphans re-parented to us, now zombies
+    std::vector<ProcessNode> all = descendants(getpid(), before_), live, others;
+    for (const auto& n : all)
+      if (n.pid != child_) others.push_back(n);
+    reap(others);  // orphans re-parented to us, now zombies; the command is reaped by poll_child
     poll_child();
     for (const auto& n : all)
       if (!n.zombie && !(n.pid == child_ && child_done_)) live.push_back(n);

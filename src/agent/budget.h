@@ -34,7 +34,7 @@ struct BudgetedCommand {
 struct BudgetOutcome {
   int exit_code = -1;           // the command's exit status; -1 when a signal ended it
   int signal = 0;               // the signal that ended it, 0 if none
-  double seconds = 0;           // wall time from start to the end of the command
+  double seconds = 0;           // wall time from the start until the command and all it started had ended
   bool killed_at_budget = false;
   bool interrupted = false;     // kbench got SIGINT/SIGTERM/SIGHUP and ended the agent early
   int interrupt_signal = 0;

@@ -39,9 +39,21 @@ std::vector<std::string> base_command(bool network) {
   if (!network) a.push_back("--unshare-net");
   for (const char* d : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"})
     add_system_path(a, d);
+  // /etc is shared for the system's configuration, but its secrets are covered: the sandboxed
+  // user may be the same user as kbench's (root, even), who could read them. A deny-list cannot
+  // be complete; docs/agent-runs.md says to run kbench as an unprivileged user.
+  std::error_code ec;
+  for (const char* f : {"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"})
+    if (fs::is_regular_file(f, ec)) a.insert(a.end(), {"--ro-bind", "/dev/null", f});
+  for (const char* d : {"/etc/sudoers.d", "/etc/ssl/private"})
+    if (fs::is_directory(d, ec)) a.insert(a.end(), {"--tmpfs", d});
+  for (const auto& e : fs::directory_iterator("/etc/ssh", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("ssh_host_", 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".pub") != 0)
+      a.insert(a.end(), {"--ro-bind", "/dev/null", e.path().string()});
+  }
   // A resolv.conf that points outside /etc (systemd-resolved: /run/systemd/resolve/...) would be
   // dangling, /run not being bound: bind its target alone, so name resolution keeps working.
-  std::error_code ec;
   if (network && fs::is_symlink("/etc/resolv.conf", ec)) {
     const fs::path target = fs::weakly_canonical("/etc/resolv.conf", ec);
     if (!ec && fs::is_regular_file(target)) a.insert(a.end(), {"--ro-bind", target.string(), target.string()});
