@@ -88,6 +88,9 @@ std::vector<std::string> sandbox_command(const SandboxSpec& spec, const std::vec
   if (!spec.home.empty()) a.insert(a.end(), {"--bind", spec.home.string(), spec.home.string()});
   if (!spec.workspace.empty()) a.insert(a.end(), {"--bind", spec.workspace.string(), spec.workspace.string()});
   for (const auto& p : spec.read_only_in_workspace) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+  // The sandbox's own root (a tmpfs holding the mount points) read-only, last: a write anywhere
+  // but the workspace, HOME, /tmp and /dev/shm fails instead of landing in a scratch tmpfs.
+  a.insert(a.end(), {"--remount-ro", "/"});
   if (!spec.workspace.empty()) a.insert(a.end(), {"--chdir", spec.workspace.string()});
   a.push_back("--");
   a.insert(a.end(), argv.begin(), argv.end());
