@@ -36,5 +36,7 @@ void register_eval_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_worker_command(CLI::App& app, int& exit_code);
 void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_prepare_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace kb::cli

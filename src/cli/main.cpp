@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   register_eval_commands(app, g, exit_code);
   register_ceilings_command(app, g, exit_code);
   register_targets_command(app, g, exit_code);
+  register_prepare_command(app, g, exit_code);
+  register_run_command(app, g, exit_code);
   register_worker_command(app, exit_code);
   try {
     app.parse(argc, argv);

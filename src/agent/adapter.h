@@ -1,0 +1,79 @@
+// How kbench drives one kind of coding agent. An adapter says what to run (command line,
+// environment, config files in the private HOME, read-only paths of its installation) and how to
+// read what the agent printed back into kbench's event model (agent/transcript.h).
+//
+// Part A ships the `generic` adapter (any shell command). The real CLIs (Claude Code, Codex,
+// opencode, Kimi, Gemini) and kbench's own loop over an OpenAI-compatible endpoint, talking
+// through the model gateway, are further implementations of this interface: the gateway's URL
+// and per-run key reach them through environment(), their settings through config_files(), and
+// their JSON event streams are parsed by normalize().
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/transcript.h"
+
+namespace kb {
+
+// Facts of one run an adapter may use. Paths are the same inside and outside the sandbox (every
+// folder is bound at its own path).
+struct AgentRunContext {
+  std::string model;                   // as given with --model
+  std::string effort;                  // --effort; empty: the CLI's default
+  std::filesystem::path workspace;     // the agent's working directory, read-write
+  std::filesystem::path prompt_file;   // workspace/prompt.md
+  std::filesystem::path home;          // the private HOME of this run
+  std::chrono::seconds budget{0};      // wall clock the agent has
+  std::string problem;                 // problem name
+  std::string target;                  // "host" or "cuda"
+};
+
+// A file the adapter needs in the private HOME before the agent starts (CLI settings, a
+// credentials file pointing at the gateway, ...).
+struct ConfigFile {
+  std::filesystem::path path;   // relative to HOME; must not leave it
+  std::string content;
+  unsigned mode = 0600;         // settings may hold a per-run key: private by default
+};
+
+// What the sandbox runs, with cwd = the workspace.
+struct AgentCommand {
+  std::vector<std::string> argv;
+  std::optional<std::string> stdin_text;  // fed on stdin; without it stdin is /dev/null
+  std::string display;                    // for run.json and logs; argv joined when empty
+};
+
+class AgentAdapter {
+ public:
+  virtual ~AgentAdapter() = default;
+  virtual std::string name() const = 0;
+  virtual AgentCommand command(const AgentRunContext& c) const = 0;
+  // Variables added to the agent's environment (kbench sets PATH, HOME, TMPDIR, LANG, TERM).
+  // Only their names go into run.json: values may be keys.
+  virtual std::map<std::string, std::string> environment(const AgentRunContext& c) const = 0;
+  virtual std::vector<ConfigFile> config_files(const AgentRunContext& c) const = 0;
+  // Paths outside the system folders the agent needs, bound read-only into the sandbox at their
+  // own path (e.g. a CLI installed under /home/x/.local). Never the kbench source tree.
+  virtual std::vector<std::filesystem::path> read_only_paths() const = 0;
+  // Turns the raw capture of a run into events, in order.
+  virtual std::vector<TranscriptEvent> normalize(const TranscriptFiles& raw) const = 0;
+};
+
+// What the command line gives adapters.
+struct AdapterOptions {
+  std::string command;                           // --command TEMPLATE (generic)
+  std::vector<std::filesystem::path> read_only;  // --ro-bind PATH (repeatable)
+};
+
+// Throws std::invalid_argument for an unknown agent name (listing the known ones) or options the
+// adapter cannot work with.
+std::unique_ptr<AgentAdapter> make_adapter(const std::string& name, const AdapterOptions& options);
+std::vector<std::string> adapter_names();
+
+}  // namespace kb

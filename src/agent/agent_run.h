@@ -1,0 +1,53 @@
+// One agent run from start to verdict: make the run directory and the workspace, start the agent
+// in its sandbox with its budget, keep its transcript, take its solution, archive the workspace,
+// and judge a fresh copy of the solution outside the sandbox. `kbench run` is this plus options;
+// the sweep executor (part B) calls it per cell.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "agent/adapter.h"
+#include "deck/problem.h"
+#include "eval/result.h"
+
+namespace kb {
+
+struct RunRequest {
+  std::string agent;                  // adapter name
+  AdapterOptions adapter_options;
+  std::string model;
+  std::string effort;                 // empty: the agent's default
+  std::string target = "auto";        // host, cuda or auto
+  std::chrono::milliseconds budget{std::chrono::minutes(45)};
+  std::chrono::milliseconds grace{std::chrono::seconds(10)};
+  int trial = 1;
+  std::filesystem::path runs_dir = "runs";
+  bool sandbox = true;                // false only on explicit request (--no-sandbox); recorded
+  bool network = true;                // false: the sandbox gets a private network namespace
+  std::filesystem::path hardware_dir;
+  bool check_only = false;            // the verdict without timing (quicker; no peak_fraction)
+  std::function<void(const std::string&)> progress;                 // step lines; may be empty
+  std::function<void(std::chrono::milliseconds)> tick;              // about once a second while the agent runs
+  std::function<std::string(const EvalResult&)> format_result;       // the verdict table for eval.log; may be empty
+};
+
+struct RunOutcome {
+  std::filesystem::path dir;
+  std::string status;                 // run_status::*
+  std::optional<EvalResult> result;   // when judged
+  int interrupt_signal = 0;           // when kbench was interrupted during the agent's turn
+};
+
+// Raised before anything is started when the run cannot be made as asked: unknown agent, bad
+// option, no usable sandbox without --no-sandbox. The message says what to change.
+struct RunSetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+RunOutcome run_agent(const Problem& problem, const RunRequest& request);
+
+}  // namespace kb

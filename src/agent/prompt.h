@@ -1,0 +1,34 @@
+// The agent's prompt: problems/<id>/prompt.md is a template whose {{variables}} are filled from
+// the problem (shapes, tolerances as the judge enforces them, the interface) and the target
+// (device, compiler, budget), so the numbers in the prompt cannot drift from the ones judged.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "deck/problem.h"
+
+namespace kb {
+
+struct PromptContext {
+  std::string target;                 // "host" or "cuda"
+  std::string device;                 // the device's description ("NVIDIA H100 80GB HBM3", a CPU model)
+  std::chrono::milliseconds budget{0};
+};
+
+// Every variable a prompt may use, by name (docs/agent-runs.md lists them).
+std::map<std::string, std::string> prompt_variables(const Problem& p, const PromptContext& c);
+
+// Replaces each {{ name }} in `text`. An unknown name is a SpecError naming `file`, the line and
+// the variables there are; an unclosed "{{" too.
+std::string render_template(std::string_view text, const std::map<std::string, std::string>& vars, const std::string& file);
+
+// problems/<id>/prompt.md rendered. SpecError when the file is missing or a variable is unknown.
+std::string render_prompt(const Problem& p, const PromptContext& c);
+
+// Human text of one output's tolerance, as the judge applies it (eval/judge.cpp).
+std::string describe_tolerance_for_prompt(const TensorSpec& output);
+
+}  // namespace kb

@@ -1,0 +1,288 @@
+#include "agent/workspace.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include "agent/prompt.h"
+#include "core/subprocess.h"
+#include "target/ceilings.h"
+#include "target/compile.h"
+
+namespace kb {
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const fs::path& p, const std::string& text, fs::perms perms = fs::perms::owner_read | fs::perms::owner_write |
+                                                                          fs::perms::group_read | fs::perms::others_read) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+  fs::permissions(p, perms);
+}
+
+// Read-only for everyone: a private file is kbench's, not the agent's, even outside a sandbox.
+constexpr fs::perms kReadOnly = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
+constexpr fs::perms kExecutable = kReadOnly | fs::perms::owner_write | fs::perms::owner_exec | fs::perms::group_exec |
+                                  fs::perms::others_exec;
+
+void copy_read_only(const fs::path& from, const fs::path& to) {
+  if (!fs::is_regular_file(from)) throw std::runtime_error("cannot copy " + from.string() + ": not a file");
+  fs::create_directories(to.parent_path());
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+  fs::permissions(to, kReadOnly);
+}
+
+void make_empty_dir(const fs::path& dir, const char* what) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir)) throw std::invalid_argument(fmt::format("{} {} exists and is not a folder", what, dir.string()));
+    if (!fs::is_empty(dir))
+      throw std::invalid_argument(fmt::format("{} {} exists and is not empty: give a new folder", what, dir.string()));
+  }
+  fs::create_directories(dir);
+}
+
+bool inside(const fs::path& child, const fs::path& parent) {
+  const fs::path c = fs::weakly_canonical(child), p = fs::weakly_canonical(parent);
+  auto [pe, ce] = std::mismatch(p.begin(), p.end(), c.begin(), c.end());
+  return pe == p.end();
+}
+
+std::vector<std::string> solution_extensions(const std::string& target) {
+  std::vector<std::string> e = {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl", ".inc"};
+  if (target == "cuda") e.insert(e.end(), {".cu", ".cuh"});
+  return e;
+}
+
+bool is_solution_name(const fs::path& name, const std::string& target) {
+  if (name == "solution.toml") return true;
+  const auto exts = solution_extensions(target);
+  return std::find(exts.begin(), exts.end(), name.extension().string()) != exts.end();
+}
+
+std::string tensor_comment(const Problem& p) {
+  std::string s;
+  auto shape = [](const TensorSpec& t) {
+    std::string d;
+    for (const auto& e : t.shape) d += (d.empty() ? "" : ", ") + e.text();
+    return "[" + d + "]";
+  };
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    s += fmt::format("//   c->inputs[{}]   {} {} {} (read-only)\n", i, p.inputs[i].name, name(p.inputs[i].dtype), shape(p.inputs[i]));
+  for (size_t i = 0; i < p.weights.size(); ++i)
+    s += fmt::format("//   p->weights[{}]  {} {} {} (read-only)\n", i, p.weights[i].name, name(p.weights[i].dtype), shape(p.weights[i]));
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    s += fmt::format("//   c->outputs[{}]  {} {} {} (write every element)\n", i, p.outputs[i].name, name(p.outputs[i].dtype),
+                     shape(p.outputs[i]));
+  return s;
+}
+
+std::string dims_comment(const Problem& p) {
+  std::string s;
+  for (size_t i = 0; i < p.dims.size(); ++i) s += fmt::format("{}p->dim_values[{}] = {}", i ? ", " : "", i, p.dims[i]);
+  return s;
+}
+
+}  // namespace
+
+std::string starter_solution(const Problem& p, const std::string& target) {
+  const bool cuda = target == "cuda";
+  std::string description = p.description;
+  while (!description.empty() && description.back() == '\n') description.pop_back();
+  std::string desc_comment;
+  for (size_t start = 0; start <= description.size();) {
+    size_t end = description.find('\n', start);
+    if (end == std::string::npos) end = description.size();
+    desc_comment += "//   " + description.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return fmt::format(R"({0} for the {1} target: your solution.
+//
+// Implement:
+{2}//
+// kbench builds this file (with every other {3} file at the top of this folder) into a shared
+// library and calls the three functions below; README.md describes the interface and prompt.md
+// the task. Until they are implemented they return 1, so `./kbench check` fails with setup_error.
+//
+// Dimensions: {4}
+// Tensors (dense, row-major DLTensors; ->data is {5} memory):
+{6}#include "kbench/solution.h"
+{7}
+// Once per shape, untimed: read the dimensions, allocate scratch, repack weights into *state.
+extern "C" int kb_setup(const kb_problem* p, void** state) {{
+  (void)p;
+  *state = nullptr;
+  return 1;  // not implemented yet
+}}
+
+// Timed: compute every output from this call's inputs (and the weights).{8}
+extern "C" int kb_run(void* state, const kb_call* c) {{
+  (void)state;
+  (void)c;
+  return 1;  // not implemented yet
+}}
+
+// Once per shape: free what kb_setup allocated.
+extern "C" void kb_teardown(void* state) {{ (void)state; }}
+)",
+                     "// " + p.name, target, desc_comment, cuda ? ".cu/.cpp" : ".cpp", dims_comment(p), cuda ? "device" : "host",
+                     tensor_comment(p), cuda ? "\n#include <cuda_runtime.h>\n" : "",
+                     cuda ? "\n// All device work goes on (cudaStream_t)c->stream; the call is done when that stream is." : "");
+}
+
+std::string interface_readme(const Problem& p, const std::string& target) {
+  const bool cuda = target == "cuda";
+  const std::string src = cuda ? "solution.cu" : "solution.cpp";
+  std::string exts;
+  for (const auto& e : solution_extensions(target)) exts += (exts.empty() ? "`" : ", `") + e + "`";
+  const std::string sig = prompt_variables(p, PromptContext{target, "", std::chrono::seconds(1)}).at("signature");
+  return fmt::format(R"(# Workspace: {0} ({1} target)
+
+| file | what it is |
+|---|---|
+| `prompt.md` | the task |
+| `{2}` | your solution; it starts as a stub that fails `./kbench check` |
+| `include/kbench/solution.h`, `include/dlpack/dlpack.h` | the interface headers, for your own compiles (`-Iinclude`); kbench builds with its own copies |
+| `./kbench` | `./kbench check` (correctness) and `./kbench bench` (timing and score) on this folder |
+
+## The interface
+
+kbench compiles your sources into a shared library and calls three C functions, declared in
+`include/kbench/solution.h`:
+
+```c
+int  kb_setup(const kb_problem* p, void** state);  // once per shape, untimed
+int  kb_run(void* state, const kb_call* c);        // timed
+void kb_teardown(void* state);                     // once per shape
+```
+
+Return 0 on success; anything else is reported as your solution's error. `kb_problem` gives the
+dimensions of the shape ({3}) and the weights; `kb_call` the inputs, the outputs to fill and, on
+cuda, the stream. Tensors are DLPack `DLTensor`s, dense and row-major (`strides == NULL`):
+
+{4}
+## What your solution is
+
+When the run ends, kbench takes the regular files at the top of this folder whose names end in
+{5}, plus `solution.toml` if you write one. Subfolders, symlinks and other files are not
+taken. The official verdict is computed by kbench, outside this environment, from a fresh copy
+of those files; what `./kbench check` printed here is not used.
+
+## Rules kbench enforces
+
+- Inputs and weights are read-only; every output element is written on every call (kbench fills
+  outputs with a poison pattern before each call and looks for it afterwards).
+- The result depends only on this call's inputs and the weights: nothing cached across calls
+  (some timed calls are re-checked in secret).
+- {6}
+- No threads of your own{7}, no processes, no timers, no reading or writing outside this folder,
+  no access to kbench's memory.
+)",
+                     p.name, target, src, dims_comment(p), sig, exts,
+                     cuda ? "All device work is enqueued on `c->stream` and is finished when that stream is; only kernels "
+                            "built from your own sources run."
+                          : "Only code built from your own sources runs.",
+                     cuda ? "" : " (OpenMP is allowed)");
+}
+
+std::string wrapper_script(const Problem& p, const std::string& target, const fs::path& kbench_binary,
+                           const fs::path& private_dir, const fs::path& workspace) {
+  auto q = [](const fs::path& path) { return join_command({path.string()}); };
+  return fmt::format(R"(#!/bin/sh
+# ./kbench check   correctness of the solution in this folder (fixed and secret seeds, every shape)
+# ./kbench bench   its speed: cold timing, and the fraction of the hardware's peak it reaches
+# Other options go through to kbench: --shape I, --json, --seed S --no-secret (reproduce a failure).
+# Written by `kbench prepare` for problem {0} on the {1} target.
+case "${{1:-}}" in
+  check|bench) mode=$1; shift ;;
+  *) echo "usage: ./kbench check|bench [--shape I] [--json] [--seed S --no-secret]" >&2; exit 2 ;;
+esac
+export KBENCH_INCLUDE_DIR={2}
+exec {3} "$mode" --problems {4} --hardware {5} --target {1} {0} {6} "$@"
+)",
+                     p.name, target, q(private_dir / "include"), q(kbench_binary), q(private_dir / "problems"),
+                     q(private_dir / "hardware"), q(workspace));
+}
+
+Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
+  if (o.target != "host" && o.target != "cuda")
+    throw std::invalid_argument("prepare: target must be host or cuda, not '" + o.target + "'");
+  if (!p.supports(o.target))
+    throw std::invalid_argument("problem " + p.name + " does not support the " + o.target + " target");
+  if (o.kbench_binary.empty() || !o.kbench_binary.is_absolute() || !fs::is_regular_file(o.kbench_binary))
+    throw std::invalid_argument("prepare: the kbench binary '" + o.kbench_binary.string() + "' is not an absolute path to a file");
+  Workspace w;
+  w.dir = fs::absolute(o.dir).lexically_normal();
+  w.private_dir = fs::absolute(o.private_dir).lexically_normal();
+  if (inside(w.private_dir, w.dir) || inside(w.dir, w.private_dir))
+    throw std::invalid_argument(fmt::format("the private folder {} and the workspace {} must not contain each other",
+                                            w.private_dir.string(), w.dir.string()));
+  make_empty_dir(w.dir, "workspace");
+  make_empty_dir(w.private_dir, "private folder");
+
+  // The private copy: only what the ./kbench wrapper needs.
+  copy_read_only(p.dir / "problem.toml", w.private_dir / "problems" / p.id / "problem.toml");
+  const fs::path include = kbench_include_dir();
+  for (const auto& e : fs::directory_iterator(include / "kbench"))
+    if (e.is_regular_file()) copy_read_only(e.path(), w.private_dir / "include" / "kbench" / e.path().filename());
+  fs::create_directories(w.private_dir / "hardware");
+  if (o.target == "cuda") {
+    // bench scores against this GPU's datasheet, so that one file is needed; the other GPUs' are not.
+    const auto specs = load_hardware(o.hardware_dir);
+    if (const HardwareSpec* s = match_hardware(specs, o.device))
+      copy_read_only(s->file, w.private_dir / "hardware" / s->file.filename());
+    else
+      w.notes.push_back(fmt::format("no datasheet in {} matches '{}': ./kbench bench will not be able to score", o.hardware_dir.string(),
+                                    o.device));
+  }
+
+  // The workspace.
+  w.prompt = render_prompt(p, PromptContext{o.target, o.device, o.budget});
+  w.prompt_file = w.dir / "prompt.md";
+  write_text(w.prompt_file, w.prompt);
+  write_text(w.dir / "README.md", interface_readme(p, o.target));
+  write_text(w.dir / (o.target == "cuda" ? "solution.cu" : "solution.cpp"), starter_solution(p, o.target));
+  // Under include/, because ./kbench (the wrapper) takes the name kbench at the top.
+  fs::create_directories(w.dir / "include" / "kbench");
+  for (const auto& e : fs::directory_iterator(include / "kbench"))
+    if (e.is_regular_file()) fs::copy_file(e.path(), w.dir / "include" / "kbench" / e.path().filename());
+  fs::create_directories(w.dir / "include" / "dlpack");
+  fs::copy_file(fs::path(KBENCH_DLPACK_INCLUDE_DIR) / "dlpack" / "dlpack.h", w.dir / "include" / "dlpack" / "dlpack.h");
+  w.wrapper = w.dir / "kbench";
+  write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir), kExecutable);
+  w.read_only = {o.kbench_binary, w.private_dir};
+  return w;
+}
+
+std::vector<fs::path> solution_files(const fs::path& workspace, const std::string& target) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(workspace)) {
+    if (e.is_symlink() || !e.is_regular_file()) continue;
+    if (is_solution_name(e.path().filename(), target)) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> copy_solution(const fs::path& workspace, const std::string& target, const fs::path& dest) {
+  if (fs::exists(dest)) throw std::invalid_argument("copy_solution: " + dest.string() + " already exists");
+  fs::create_directories(dest);
+  std::vector<std::string> notes;
+  for (const auto& e : fs::directory_iterator(workspace))
+    if (e.is_symlink() && is_solution_name(e.path().filename(), target))
+      notes.push_back(fmt::format("{} is a symlink (to {}): not taken; a solution is regular files",
+                                  e.path().filename().string(), fs::read_symlink(e.path()).string()));
+  for (const auto& f : solution_files(workspace, target)) {
+    fs::copy_file(f, dest / f.filename());
+    fs::permissions(dest / f.filename(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  }
+  return notes;
+}
+
+}  // namespace kb

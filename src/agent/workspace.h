@@ -1,0 +1,64 @@
+// An agent's workspace: the folder it works in, and the private folder next to it that kbench's
+// own ./kbench wrapper reads. `kbench prepare` and `kbench run` make both.
+//
+// The workspace holds prompt.md (the task), README.md (the interface), the starter solution,
+// include/kbench/solution.h and include/dlpack/dlpack.h (so the agent can compile on its own), and ./kbench, a
+// script that runs the real kbench binary's `check` or `bench` on exactly this problem and this
+// folder. The private folder holds what that binary needs and nothing more: this problem's
+// problem.toml (not its reference, solutions or prompt source), kbench's include folder, and
+// on cuda the datasheet of this machine's GPU only. In a sandbox it is bound read-only; the
+// kbench source tree, the other problems and the hardware tables stay out of reach.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "deck/problem.h"
+
+namespace kb {
+
+struct WorkspaceOptions {
+  std::filesystem::path dir;            // the workspace; created, must be absent or empty
+  std::filesystem::path private_dir;    // kbench's private copy; created, must be outside dir
+  std::string target;                   // "host" or "cuda" (resolved, not "auto")
+  std::string device;                   // the device's description, for the prompt and hardware match
+  std::filesystem::path kbench_binary;  // absolute path written into ./kbench
+  std::filesystem::path hardware_dir;   // datasheets; on cuda the one matching `device` is copied
+  std::chrono::milliseconds budget{std::chrono::minutes(45)};  // for the prompt
+};
+
+struct Workspace {
+  std::filesystem::path dir;
+  std::filesystem::path private_dir;
+  std::filesystem::path prompt_file;   // dir/prompt.md
+  std::filesystem::path wrapper;       // dir/kbench
+  std::string prompt;                  // the rendered prompt
+  // What a sandbox must bind read-only for ./kbench to work: the binary and the private folder.
+  std::vector<std::filesystem::path> read_only;
+  std::vector<std::string> notes;      // things the user should know (no datasheet matched, ...)
+};
+
+// Makes the workspace and the private folder. Throws std::invalid_argument for a bad folder
+// (exists and not empty, private folder inside the workspace), SpecError for a bad prompt.md.
+Workspace prepare_workspace(const Problem& problem, const WorkspaceOptions& options);
+
+// The solution in a workspace: regular files at its top level that are sources or headers of the
+// target (.cpp .cc .cxx .h .hpp .hh .inl .inc, and .cu .cuh on cuda) plus solution.toml. Symlinks
+// and subfolders are not part of it. Sorted.
+std::vector<std::filesystem::path> solution_files(const std::filesystem::path& workspace, const std::string& target);
+
+// Copies the solution files into `dest` (created, must not exist). Returns one line per top-level
+// entry that was left out because it is a symlink to something else, so the record says why a
+// file the agent wrote is missing.
+std::vector<std::string> copy_solution(const std::filesystem::path& workspace, const std::string& target,
+                                       const std::filesystem::path& dest);
+
+// The pieces, exposed for tests.
+std::string starter_solution(const Problem& p, const std::string& target);
+std::string interface_readme(const Problem& p, const std::string& target);
+std::string wrapper_script(const Problem& p, const std::string& target, const std::filesystem::path& kbench_binary,
+                           const std::filesystem::path& private_dir, const std::filesystem::path& workspace);
+
+}  // namespace kb

@@ -1,0 +1,14 @@
+// Writing a file so that a reader sees either the old content or the whole new content, never a
+// half-written file: the text goes to a temporary name in the same folder, is flushed to disk,
+// and is renamed over the target (rename is atomic within one filesystem).
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace kb {
+
+// Throws std::runtime_error naming the file and the system error.
+void write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace kb

@@ -1,0 +1,137 @@
+// Agent workspaces: what `kbench prepare` writes, what counts as the solution afterwards.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "agent/workspace.h"
+#include "core/subprocess.h"
+#include "core/version.h"
+
+namespace fs = std::filesystem;
+using namespace kb;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kbench-unit-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+struct Prepared {
+  fs::path root;
+  Workspace w;
+};
+
+Prepared prepare(const std::string& name, const std::string& target = "host") {
+  Prepared r;
+  r.root = temp_dir(name);
+  WorkspaceOptions o;
+  o.dir = r.root / "ws";
+  o.private_dir = r.root / "private";
+  o.target = target;
+  o.device = "Test device";
+  o.kbench_binary = fs::read_symlink("/proc/self/exe");  // any absolute file will do here
+  o.hardware_dir = fs::path(source_dir()) / "hardware";
+  r.w = prepare_workspace(load_problem(fs::path(source_dir()) / "problems/softmax"), o);
+  return r;
+}
+
+}  // namespace
+
+TEST(Workspace, HoldsPromptInterfaceStarterHeadersAndWrapper) {
+  auto [root, w] = prepare("ws-files");
+  for (const char* f : {"prompt.md", "README.md", "solution.cpp", "include/kbench/solution.h", "include/dlpack/dlpack.h", "kbench"})
+    EXPECT_TRUE(fs::is_regular_file(w.dir / f)) << f;
+  EXPECT_EQ(slurp(w.dir / "prompt.md"), w.prompt);
+  struct stat st {};
+  ASSERT_EQ(stat((w.dir / "kbench").c_str(), &st), 0);
+  EXPECT_TRUE(st.st_mode & S_IXUSR);
+  const std::string wrapper = slurp(w.dir / "kbench");
+  EXPECT_NE(wrapper.find(fs::read_symlink("/proc/self/exe").string()), std::string::npos) << wrapper;
+  EXPECT_NE(wrapper.find("--problems " + (w.private_dir / "problems").string()), std::string::npos) << wrapper;
+  EXPECT_NE(wrapper.find("--target host softmax " + w.dir.string()), std::string::npos) << wrapper;
+  EXPECT_NE(wrapper.find("check|bench"), std::string::npos) << wrapper;
+  fs::remove_all(root);
+}
+
+TEST(Workspace, PrivateCopyHoldsOnlyWhatTheWrapperNeeds) {
+  auto [root, w] = prepare("ws-private");
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(w.private_dir))
+    if (e.is_regular_file()) files.push_back(fs::relative(e.path(), w.private_dir).string());
+  std::sort(files.begin(), files.end());
+  // No reference.cpp, no solutions/, no prompt source, no hardware tables on the host target.
+  EXPECT_EQ(files, (std::vector<std::string>{"include/kbench/solution.h", "problems/softmax/problem.toml"}));
+  EXPECT_TRUE(fs::is_directory(w.private_dir / "hardware"));
+  EXPECT_EQ(fs::status(w.private_dir / "problems/softmax/problem.toml").permissions() & fs::perms::owner_write, fs::perms::none);
+  fs::remove_all(root);
+}
+
+TEST(Workspace, StarterCompilesAndSaysWhatToImplement) {
+  auto [root, w] = prepare("ws-starter");
+  const std::string starter = slurp(w.dir / "solution.cpp");
+  EXPECT_NE(starter.find("Row-wise softmax"), std::string::npos);
+  EXPECT_NE(starter.find("return 1;  // not implemented yet"), std::string::npos);
+  auto r = run_command({"g++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I" + (w.dir / "include").string(),
+                        (w.dir / "solution.cpp").string()},
+                       std::chrono::minutes(1));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  fs::remove_all(root);
+}
+
+TEST(Workspace, RefusesANonEmptyFolderAndAPrivateFolderInsideIt) {
+  const fs::path root = temp_dir("ws-refuse");
+  fs::create_directories(root / "ws");
+  std::ofstream(root / "ws" / "mine.txt") << "keep";
+  WorkspaceOptions o;
+  o.dir = root / "ws";
+  o.private_dir = root / "private";
+  o.target = "host";
+  o.kbench_binary = fs::read_symlink("/proc/self/exe");
+  const Problem p = load_problem(fs::path(source_dir()) / "problems/softmax");
+  try {
+    prepare_workspace(p, o);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not empty"), std::string::npos) << e.what();
+  }
+  o.dir = root / "ws2";
+  o.private_dir = root / "ws2" / "private";
+  EXPECT_THROW(prepare_workspace(p, o), std::invalid_argument);
+  EXPECT_TRUE(fs::exists(root / "ws" / "mine.txt"));
+  fs::remove_all(root);
+}
+
+TEST(Workspace, SolutionIsTopLevelSourcesAndHeadersOnly) {
+  auto [root, w] = prepare("ws-solution");
+  std::ofstream(w.dir / "kernel.h") << "// helper";
+  std::ofstream(w.dir / "solution.toml") << "";
+  std::ofstream(w.dir / "notes.md") << "scratch";
+  std::ofstream(w.dir / "kernel.cu") << "// not a host source";
+  fs::create_directories(w.dir / "experiments");
+  std::ofstream(w.dir / "experiments" / "try.cpp") << "// scratch";
+  fs::create_symlink("/etc/hostname", w.dir / "stolen.h");
+  std::vector<std::string> names;
+  for (const auto& f : solution_files(w.dir, "host")) names.push_back(f.filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"kernel.h", "solution.cpp", "solution.toml"}));
+  std::vector<std::string> cuda_names;
+  for (const auto& f : solution_files(w.dir, "cuda")) cuda_names.push_back(f.filename().string());
+  EXPECT_EQ(cuda_names, (std::vector<std::string>{"kernel.cu", "kernel.h", "solution.cpp", "solution.toml"}));
+
+  const auto notes = copy_solution(w.dir, "host", root / "copy");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("stolen.h is a symlink"), std::string::npos) << notes[0];
+  EXPECT_TRUE(fs::is_regular_file(root / "copy" / "solution.cpp"));
+  EXPECT_FALSE(fs::exists(root / "copy" / "stolen.h"));
+  EXPECT_FALSE(fs::exists(root / "copy" / "experiments"));
+  EXPECT_THROW(copy_solution(w.dir, "host", root / "copy"), std::invalid_argument);
+  fs::remove_all(root);
+}
