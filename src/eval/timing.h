@@ -27,7 +27,7 @@ struct TimingPolicy {
   // NVBench does with its throttle threshold option.
   double throttle_threshold = 0.75;
   double hot_seconds = 0.002;      // hot (graph/batch) timing: enough back-to-back calls to fill this
-  int tail_checks = 5;             // device-wide cross-checks against work hidden off the stream
+  int tail_checks = 10;            // device-wide cross-checks against work hidden off the stream
   // Hold the stream with NVBench's blocking kernel during cold samples (cuda), so that launch
   // overhead stays out. Off only under a profiler such as Nsight Compute, which serialises kernels
   // and would wait on it forever.
