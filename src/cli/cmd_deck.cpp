@@ -54,11 +54,10 @@ json problem_json(const Problem& p) {
   return j;
 }
 
-std::string tensor_line(const Problem& p, const TensorSpec& t) {
+std::string tensor_line(const TensorSpec& t) {
   std::string shape;
   for (const auto& e : t.shape) shape += (shape.empty() ? "" : ", ") + e.text();
   return fmt::format("    {:<10} {:<5} ({})", t.name, name(t.dtype), shape);
-  (void)p;
 }
 
 void print_problem(const Problem& p) {
@@ -66,12 +65,12 @@ void print_problem(const Problem& p) {
                            fmt::join(p.targets, ", "));
   std::cout << p.description << "\n\n";
   if (!p.inputs.empty()) std::cout << "  inputs\n";
-  for (const auto& t : p.inputs) std::cout << tensor_line(p, t) << "\n";
+  for (const auto& t : p.inputs) std::cout << tensor_line(t) << "\n";
   if (!p.weights.empty()) std::cout << "  weights\n";
-  for (const auto& t : p.weights) std::cout << tensor_line(p, t) << "\n";
+  for (const auto& t : p.weights) std::cout << tensor_line(t) << "\n";
   std::cout << "  outputs\n";
   for (const auto& t : p.outputs)
-    std::cout << tensor_line(p, t) << "   tolerance: " << describe_tolerance(t.tolerance) << "\n";
+    std::cout << tensor_line(t) << "   tolerance: " << describe_tolerance(t.tolerance) << "\n";
   std::cout << fmt::format("\n  flops = {}\n  bytes = {}\n  peak  = {} (compute), {} (memory)\n\n  shapes\n",
                            p.flops.text(), p.bytes.text(), p.compute_peak, p.memory_peak);
   for (size_t i = 0; i < p.shapes.size(); ++i) {

@@ -297,7 +297,7 @@ class ShapeRun {
   std::vector<uint64_t> weight_hashes_;
 };
 
-void summarize_scores(const Problem& p, EvalResult& r) {
+void summarize_scores(EvalResult& r) {
   std::vector<double> peak, sol;
   for (const auto& s : r.shapes) {
     if (!s.roofline) return;
@@ -307,7 +307,6 @@ void summarize_scores(const Problem& p, EvalResult& r) {
   if (peak.empty()) return;
   r.peak_fraction_geomean = geomean(peak);
   r.sol_fraction_geomean = geomean(sol);
-  (void)p;
 }
 
 EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& o,
@@ -375,7 +374,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       }
     }
     if (!first_failure.empty()) return finish("fail", first_failure, first_message);
-    summarize_scores(p, r);
+    summarize_scores(r);
     return finish("pass", "", "");
   } catch (const std::exception& e) {
     return finish("error", "internal_error", std::string("kbench could not complete the evaluation: ") + e.what());

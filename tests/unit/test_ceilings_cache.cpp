@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "target/ceilings.h"
+#include "test_support.h"
 #ifdef KBENCH_WITH_CUDA
 #include "target/cuda/cuda_ceilings.h"
 #endif
@@ -18,40 +19,12 @@
 namespace kb {
 namespace {
 
-class ScopedEnv {
+using testing_support::ScopedEnv;
+
+// A temporary cache folder for one test.
+class TempDir : public testing_support::TempDir {
  public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("kbench-ceilcache-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : testing_support::TempDir("ceilcache-test") {}
 };
 
 Ceilings datasheet() {

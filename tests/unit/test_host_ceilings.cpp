@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "target/ceilings.h"
+#include "test_support.h"
 
 namespace kb {
 namespace {
@@ -22,52 +23,20 @@ const Ceilings& measured_once() {
   return c;
 }
 
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~EnvVar() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
+using EnvVar = testing_support::ScopedEnv;
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-class CacheTempDir {
+class CacheTempDir : public testing_support::TempDir {
  public:
-  CacheTempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("kbench-cache-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-  }
-  ~CacheTempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
+  CacheTempDir() : testing_support::TempDir("cache-test") {}
   // The one cache file, failing the test if there is none, several, or leftover temporaries.
   std::filesystem::path only_file() const {
     std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(path_)) files.push_back(e.path());
+    for (const auto& e : std::filesystem::directory_iterator(path())) files.push_back(e.path());
     EXPECT_EQ(files.size(), 1u) << "cache dir should hold exactly the cache file";
     if (files.empty()) return {};
     EXPECT_EQ(files[0].extension(), ".json") << files[0];
     return files[0];
   }
-
- private:
-  std::filesystem::path path_;
 };
 
 double seconds_of(const std::function<void()>& f) {

@@ -7,16 +7,13 @@
 #include "agent/generic_adapter.h"
 #include "agent/transcript.h"
 
+#include "test_support.h"
+
 namespace fs = std::filesystem;
 using namespace kb;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kbench-unit-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing_support::fresh_temp_dir(name); }
 }  // namespace
 
 TEST(Transcript, EventsSurviveJsonRoundTrip) {

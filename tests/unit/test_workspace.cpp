@@ -8,17 +8,14 @@
 #include "core/subprocess.h"
 #include "core/version.h"
 
+#include "test_support.h"
+
 namespace fs = std::filesystem;
 using namespace kb;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("kbench-unit-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return testing_support::fresh_temp_dir(name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
