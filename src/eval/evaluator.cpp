@@ -344,7 +344,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     fs::create_directories(o.work_dir);
 
     if (o.progress) o.progress("building " + r.solution_dir);
-    BuildResult b = target->build(solution_dir, o.build_dir, libraries);
+    BuildResult b = target->build(solution_dir, o.build_dir, BuildOptions{libraries, p.allowed_libraries});
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
 

@@ -28,6 +28,11 @@ struct BuildResult {
   bool cached = false;
 };
 
+struct BuildOptions {
+  std::vector<std::string> libraries;          // always linked as -l<name> (a problem's baseline)
+  std::vector<std::string> allowed_libraries;  // what solution.toml may use (policy.allowed_libraries)
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -81,10 +86,11 @@ class Target {
   virtual ~Target() = default;
   virtual std::string name() const = 0;         // "host" or "cuda"
   virtual std::string source_file() const = 0;  // "solution.cpp" or "solution.cu"
-  // Builds solution_dir into a shared library under build_root (a content-addressed cache),
-  // linking `libraries` as -l<name> (a problem's baseline may use a vendor library).
+  // Builds solution_dir into a shared library under build_root (a content-addressed cache), with
+  // kbench's fixed flags plus what the folder's solution.toml may add (target/solution_config.h).
+  // A rejected solution.toml is a failed build whose log says why.
   virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root,
-                            const std::vector<std::string>& libraries = {}) const = 0;
+                            const BuildOptions& options = {}) const = 0;
   virtual std::unique_ptr<Device> open_device() const = 0;
   // Peaks used for scoring. `hardware_dir` holds the datasheets (cuda); host ceilings are measured.
   //
