@@ -15,7 +15,13 @@
 //           [18, spread_depth): a huge dynamic range (down to fp32 denormals and exact zeros after
 //           the exp) that contributes nothing visible to the sum but punishes a missing max
 //           subtraction (with top = 100, exp(x) overflows fp32).
+// Every logit is rounded to a multiple of q = ulp_fp32(max(|top|, spread_depth)), so x - max is exact
+// in fp32 (both are multiples of q and |x - max| <= spread_depth): the judge then measures the sum,
+// not the rounding of the subtraction. (Without this, with top = 100, fp32 x - max rounds by up to
+// 2^-18 absolute and exp magnifies it to ~65 ulp, which the fp64 oracle would count against every
+// honest fp32 kernel.)
 // Every element is a pure function of (seed, stream, index), as src/deck/generate.h requires.
+#include <algorithm>
 #include <cmath>
 
 #include "core/random.h"
@@ -37,6 +43,10 @@ void kahan_tail(const kb::GeneratorCase& c, kb::HostTensor& out) {
   const double spread = param(c.init, "spread", 0.0), spread_depth = param(c.init, "spread_depth", 150.0);
   const int64_t cols = out.shape.back(), n = out.numel();
   const double spike_p = spikes / static_cast<double>(cols);
+  // ulp of fp32 at max(|top|, spread_depth): 2^(floor(log2 m) - 23).
+  int exponent = 0;
+  std::frexp(std::max(std::abs(top), spread_depth), &exponent);
+  const double q = std::ldexp(1.0, exponent - 1 - 23);
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < n; ++i) {
     const int64_t j = i % cols;
@@ -56,7 +66,7 @@ void kahan_tail(const kb::GeneratorCase& c, kb::HostTensor& out) {
       const double f = tail_lo + (tail_hi - tail_lo) * u_val;
       x = top + kb::kb_log(f * 0x1p-24);
     }
-    out.set(i, x);
+    out.set(i, std::nearbyint(x / q) * q);
   }
 }
 
