@@ -38,3 +38,32 @@ TEST(CudaBuild, HonestSoftmaxCompilesWithNvcc) {
   fs::remove_all(root);
 #endif
 }
+
+// Deck solutions that need a GPU to be judged are at least compiled in CI, so a typo or an API
+// misuse shows up before a GPU machine sees them.
+class DeckCudaBuild : public testing::TestWithParam<const char*> {};
+
+TEST_P(DeckCudaBuild, CompilesWithNvcc) {
+#if !KBENCH_WITH_CUDA
+  GTEST_SKIP() << "kbench was built without the CUDA toolkit";
+#else
+  const char* env = std::getenv("KBENCH_NVCC");
+  const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
+  if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
+  auto t = kb::make_cuda_target();
+  const fs::path root = fs::temp_directory_path() / ("kbench-deck-cuda-build-" + std::to_string(getpid()));
+  const fs::path dir = fs::path(KBENCH_SOURCE_DIR) / "problems" / GetParam();
+  kb::BuildResult r = t->build(dir, root);
+  EXPECT_TRUE(r.ok) << r.command << "\n" << r.log;
+  fs::remove_all(root);
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
+                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32"),
+                         [](const testing::TestParamInfo<const char*>& i) {
+                           std::string n = i.param;
+                           for (char& c : n)
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
