@@ -4,6 +4,10 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(OpenMP REQUIRED)
 find_package(Threads REQUIRED)
+# The worker's system-call filter (libseccomp-dev) and the HMAC of its replies (libssl-dev's libcrypto).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
 # (Debian's toml++ config forces its shared library; the header-only mode is the library's default).
@@ -14,7 +18,8 @@ add_library(kbench_deps INTERFACE)
 add_library(kbench::deps ALIAS kbench_deps)
 target_include_directories(kbench_deps SYSTEM INTERFACE ${KBENCH_TOMLPP_INCLUDE} ${KBENCH_DLPACK_INCLUDE})
 target_compile_definitions(kbench_deps INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
-target_link_libraries(kbench_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json fmt::fmt-header-only Threads::Threads)
+target_link_libraries(kbench_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json fmt::fmt-header-only Threads::Threads
+  PkgConfig::SECCOMP OpenSSL::Crypto)
 
 # The cuda target: the CUDA toolkit is optional at build time (the host target needs none).
 set(KBENCH_WITH_CUDA OFF)

@@ -24,6 +24,7 @@ struct EvalCommand {
   std::vector<size_t> shapes;
   std::vector<uint64_t> seeds;
   bool no_secret = false;
+  bool no_sandbox = false;
   bool samples = false;
   EvalOptions options;
 };
@@ -57,6 +58,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   o.shapes = c.shapes;
   o.seeds = c.seeds;
   o.secret = !c.no_secret;
+  o.sandbox = !c.no_sandbox;
   o.hardware_dir = g.hardware_dir;
   o.build_dir = kbench_cache_dir() / "build";
   if (c.out.empty())
@@ -97,6 +99,9 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
   if (mode != "bench") {
     cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)");
     cmd->add_flag("--no-secret", c->no_secret, "Skip the secret seeds (to reproduce a run exactly)");
+    cmd->add_flag("--no-sandbox", c->no_sandbox,
+                  "Run the solution without the worker's system-call filter (debugging; a verdict so obtained is "
+                  "not trustworthy)");
   }
   if (mode != "check") {
     TimingPolicy& t = c->options.timing;

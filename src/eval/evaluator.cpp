@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <random>
+#include <map>
 #include <set>
 
 #include "core/hash.h"
@@ -14,6 +15,7 @@
 #include "core/version.h"
 #include "deck/generate.h"
 #include "deck/registry.h"
+#include "eval/static_scan.h"
 #include "eval/worker_process.h"
 #include "target/compile.h"
 #include "target/target.h"
@@ -75,11 +77,18 @@ std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape,
 
 // Judges one call: return code, fingerprints, then every output. Fills failure/message.
 void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
-                const std::vector<uint64_t>& weight_expect, const std::vector<HostTensor>& outs, SeedCheck& sc) {
+                const std::vector<uint64_t>& weight_expect, const std::vector<HostTensor>& outs, bool settled,
+                SeedCheck& sc) {
   sc.pass = false;
   if (rc != 0) {
     sc.failure = reason::run_error;
     sc.message = fmt::format("kb_run returned {} (non-zero means the solution reported an error)", rc);
+    return;
+  }
+  if (!settled) {
+    sc.failure = reason::output_changed_after_return;
+    sc.message = "the outputs changed after kb_run had returned (and the device was synchronised): work went on "
+                 "in the background; every output must be final when the call is done";
     return;
   }
   const auto got_in = input_hashes.get<std::vector<uint64_t>>();
@@ -163,7 +172,15 @@ class ShapeRun {
       const uint64_t weights_seed = fresh_secret();
       weights_ = generate_weights(p_, shape_, weights_seed);
       for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
-      Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed}, {"hash_key", hash_key_}}, o_.call_timeout);
+      // The channel key: from here on every reply must carry its HMAC (protocol.h).
+      const auto key = random_channel_key();
+      w.set_channel_key(key);
+      uint64_t out_bytes = 0;
+      for (const auto& o : allocate_outputs(p_, shape_)) out_bytes += o.bytes.size();
+      w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max(o_.timing.rechecks, 1)));
+      Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed}, {"hash_key", hash_key_},
+                             {"channel_key", to_hex(key.data(), key.size())}, {"sandbox", o_.sandbox}},
+                            o_.call_timeout);
       if (int rc = m.header.at("rc"); rc != 0)
         return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
@@ -171,7 +188,12 @@ class ShapeRun {
       w.finish(o_.call_timeout);
     } catch (const WorkerFailure& e) {
       const std::string& k = e.kind();
-      return fail(k == "timeout" ? reason::timeout : k == "crash" ? reason::crash : reason::load_error, e.what());
+      return fail(k == "timeout"   ? reason::timeout
+                  : k == "crash"   ? reason::crash
+                  : k == "sandbox" ? reason::sandbox_violation
+                  : k == "forged"  ? reason::channel_forged
+                                   : reason::load_error,
+                  e.what());
     }
     r_.pass = true;
     return true;
@@ -204,7 +226,7 @@ class ShapeRun {
       sc.secret = secret;
       sc.seconds = m.header.value("seconds", 0.0);
       judge_call(p_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, sc);
+                 outs, m.header.at("settled").get<bool>(), sc);
       r_.checks.push_back(sc);
       const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
       if (!sc.pass) {
@@ -231,23 +253,43 @@ class ShapeRun {
     const size_t horizon = std::max<size_t>(pol.min_samples, 1);
     while (recheck.size() < std::min<size_t>(static_cast<size_t>(std::max(pol.rechecks, 0)), horizon))
       recheck.insert(rng() % horizon);
+    // Each re-checked call runs on fresh inputs (a secret seed of its own) written into the buffers
+    // of the rotating set whose turn it is: a result cached per input address is stale there.
+    std::map<uint64_t, Case> recheck_cases;
+    json recheck_seeds = json::array();
+    for (size_t i = 0; i < recheck.size(); ++i) {
+      Case c = make_case(p_, shape_, weights_, fresh_secret(), hash_key_);
+      recheck_seeds.push_back(c.seed);
+      recheck_cases.emplace(c.seed, std::move(c));
+    }
     say("timing");
     const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
         1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
-    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"recheck_iterations", recheck}},
+    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"recheck_iterations", std::vector<size_t>(recheck.begin(), recheck.end())},
+                           {"recheck_seeds", recheck_seeds}},
                           budget);
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
     size_t off = 0;
+    // Every iteration the parent chose must come back re-checked, on the seed it chose for it.
+    std::set<size_t> got;
+    for (const auto& rc : m.header.at("rechecked")) got.insert(rc.at("iteration").get<size_t>());
+    if (got != recheck)
+      return fail(reason::channel_forged, "the timing reply does not re-check the calls kbench asked for: it did not "
+                                          "come from kbench's worker code");
     for (const auto& rc : m.header.at("rechecked")) {
-      const size_t set = rc.at("set");
+      const uint64_t seed = rc.at("seed");
+      if (!recheck_cases.count(seed))
+        return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge_call(p_, sets.at(set), 0, m.header.at("input_hashes").at(set), m.header.at("weight_hashes"),
-                 weight_hashes_, outs, sc);
+      judge_call(p_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
+                 outs, rc.at("settled").get<bool>(), sc);
       if (!sc.pass) {
         const size_t it = rc.at("iteration");
-        const char* why = sc.failure == reason::input_modified || sc.failure == reason::weights_modified
+        const size_t set = it % sets.size();
+        const char* why = sc.failure == reason::input_modified || sc.failure == reason::weights_modified ||
+                                  sc.failure == reason::output_changed_after_return
                               ? sc.failure.c_str() : reason::timed_output_wrong;
         return fail(why, fmt::format("timed call {} (input set {}) gave a wrong result although the same solution "
                                      "passed the checks; results must not be cached or deferred across calls: {}",
@@ -343,10 +385,36 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 
+    // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns.
+    if (o.integrity) {
+      const auto hits = static_scan(solution_dir, p.forbidden);
+      if (!hits.empty())
+        return finish("fail", reason::forbidden_source,
+                      fmt::format("the solution's sources contain {} forbidden pattern{} (docs/threat-model.md):{}",
+                                  hits.size(), hits.size() == 1 ? "" : "s", describe_hits(hits)));
+    }
+
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildResult b = target->build(solution_dir, o.build_dir, BuildOptions{libraries, p.allowed_libraries});
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
+
+    // What the library exports, read from its ELF dynamic table before anything loads it.
+    if (o.integrity) {
+      std::string bad;
+      size_t n_bad = 0;
+      try {
+        for (const auto& name : exported_symbols(b.library))
+          if (auto why = symbol_violation(name); !why.empty() && n_bad++ < 10) bad += "\n  " + name + ": " + why;
+      } catch (const std::exception& e) {
+        return finish("fail", reason::load_error, std::string("the built library cannot be inspected: ") + e.what());
+      }
+      if (n_bad)
+        return finish("fail", reason::exported_runtime_symbol,
+                      fmt::format("the solution library exports {} symbol{} it must not (only kb_setup, kb_run and "
+                                  "kb_teardown may be visible; a CUDA runtime or C library name could stand in for "
+                                  "the real one):{}", n_bad, n_bad == 1 ? "" : "s", bad));
+    }
 
     std::optional<Ceilings> ceilings;
     if (o.bench) {
@@ -406,6 +474,8 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     bo.check = true;
     bo.work_dir = o.work_dir / "baseline";
     bo.target = r.target;
+    // The baseline is kbench's own code and may use the very libraries a problem forbids solutions.
+    bo.integrity = false;
     if (o.progress) bo.progress = [&o](const std::string& line) { o.progress("baseline: " + line); };
     r.baseline = std::make_shared<EvalResult>(evaluate_build(p, *staged, bo, p.baseline_libraries));
     r.baseline->solution_dir = (p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"))).string();

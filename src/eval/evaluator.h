@@ -29,6 +29,8 @@ struct EvalOptions {
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
   bool refresh_ceilings = false;
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one
+  bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
+  bool sandbox = true;                  // the worker's system-call filter after kb_setup
   // Progress lines for a terminal ("shape 2/4 ...: seed 3 ok"); may be empty.
   std::function<void(const std::string&)> progress;
 };

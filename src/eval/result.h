@@ -35,6 +35,12 @@ inline constexpr const char* timed_output_wrong = "timed_output_wrong";
 inline constexpr const char* impossible_time = "impossible_time";
 inline constexpr const char* work_outside_stream = "work_outside_stream";  // device busy after the stream was done
 inline constexpr const char* throttled = "throttled";                      // every cold sample throttled
+// Integrity (docs/threat-model.md).
+inline constexpr const char* forbidden_source = "forbidden_source";                // static scan hit
+inline constexpr const char* exported_runtime_symbol = "exported_runtime_symbol";  // library exports a forbidden name
+inline constexpr const char* sandbox_violation = "sandbox_violation";              // worker killed by its seccomp filter
+inline constexpr const char* channel_forged = "channel_forged";                    // a reply without a valid HMAC
+inline constexpr const char* output_changed_after_return = "output_changed_after_return";  // deferred writes
 }  // namespace reason
 
 struct SeedCheck {

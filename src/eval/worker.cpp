@@ -9,12 +9,15 @@
 #include <cmath>
 #include <functional>
 #include <cstring>
+#include <map>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "deck/generate.h"
 #include "eval/poison.h"
 #include "eval/protocol.h"
+#include "eval/sandbox.h"
 #include "eval/timing.h"
 #include "kbench/solution.h"
 #include "target/target.h"
@@ -70,7 +73,7 @@ class Worker {
  public:
   Worker(const WorkerArgs& a)
       : problem_(load_problem(a.problem_dir)), shape_(problem_.shapes.at(a.shape)),
-        target_(make_target(a.target)), device_(target_->open_device()) {
+        target_(make_target(a.target)), device_(target_->open_device()), host_target_(a.target == "host") {
     lib_ = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) throw std::runtime_error(std::string("cannot load the solution library: ") + dlerror());
     setup_ = reinterpret_cast<decltype(setup_)>(dlsym(lib_, "kb_setup"));
@@ -86,6 +89,11 @@ class Worker {
     outputs_ = upload_all(*device_, allocate_outputs(problem_, shape_));
   }
 
+  // Every reply is tagged with the channel key once the parent has handed it over (setup).
+  void reply(const json& header, const void* payload = nullptr, size_t bytes = 0) {
+    send_message(kWorkerReplyFd, header, payload, bytes, &auth_);
+  }
+
   // Returns false when the parent asked to stop.
   bool serve(const Message& m) {
     const std::string op = m.header.at("op");
@@ -95,7 +103,7 @@ class Worker {
     if (op == "teardown") {
       if (state_set_) teardown_(state_);
       state_set_ = false;
-      send_message(kWorkerReplyFd, {{"ok", true}});
+      reply({{"ok", true}});
       return false;
     }
     throw std::runtime_error("unknown worker op '" + op + "'");
@@ -104,6 +112,8 @@ class Worker {
  private:
   void setup(const json& req) {
     hash_key_ = req.at("hash_key");
+    auth_.key = channel_key_from_hex(req.at("channel_key"));
+    auth_.active = true;
     weights_ = upload_all(*device_, generate_weights(problem_, shape_, req.at("weights_seed")));
     weight_views_ = views(weights_);
     dim_names_.clear();
@@ -113,7 +123,10 @@ class Worker {
     int rc = setup_(&p, &state_);
     device_->synchronize();
     state_set_ = rc == 0;
-    send_message(kWorkerReplyFd, {{"rc", rc}});
+    // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
+    // the runtime's initialisation, before the first kb_run.
+    if (req.value("sandbox", true)) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
+    reply({{"rc", rc}});
   }
 
   void poison_outputs() {
@@ -149,26 +162,50 @@ class Worker {
     return buf;
   }
 
+  // The outputs' fingerprint `delay` after a first download: a solution whose work goes on after
+  // kb_run returned (a thread of its own finishing the outputs later) changes them in between.
+  bool outputs_settled(const std::vector<std::byte>& first, double call_seconds) {
+    const double delay = std::clamp(4 * call_seconds, 0.01, 0.2);
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    device_->synchronize();
+    return download_outputs() == first;
+  }
+
   void check(const json& req) {
+    // The previous check's inputs stay allocated until this one's are, so consecutive calls never
+    // see the same input addresses (a cache keyed on the input pointer cannot hit by chance).
     auto inputs = upload_all(*device_, generate_inputs(problem_, shape_, req.at("seed")));
+    prev_inputs_ = std::move(inputs);
     poison_outputs();
     device_->synchronize();
     const auto t0 = Clock::now();
-    int rc = call(inputs);
+    int rc = call(prev_inputs_);
     device_->synchronize();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    json reply = {{"rc", rc}, {"seconds", seconds}, {"input_hashes", hashes(inputs)}, {"weight_hashes", hashes(weights_)}};
     auto out = download_outputs();
-    send_message(kWorkerReplyFd, reply, out.data(), out.size());
+    json r = {{"rc", rc}, {"seconds", seconds}, {"input_hashes", hashes(prev_inputs_)},
+              {"weight_hashes", hashes(weights_)}, {"settled", outputs_settled(out, seconds)}};
+    reply(r, out.data(), out.size());
   }
 
   void bench(const json& req) {
     const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
     device_->set_blocking_kernel(pol.blocking_kernel);
     const std::vector<uint64_t> seeds = req.at("seeds");
-    const std::set<size_t> recheck = req.at("recheck_iterations").get<std::set<size_t>>();
+    // Re-checked iterations run on fresh inputs of the parent's secret seeds, written into the
+    // buffers of the set whose turn it is: same addresses, new contents, so a result cached per
+    // input pointer (or per a few sampled elements) is stale exactly there.
+    const std::vector<size_t> recheck_its = req.at("recheck_iterations").get<std::vector<size_t>>();
+    const std::vector<uint64_t> recheck_seeds = req.at("recheck_seeds").get<std::vector<uint64_t>>();
+    if (recheck_its.size() != recheck_seeds.size()) throw std::runtime_error("one recheck seed per recheck iteration");
+    std::map<size_t, uint64_t> recheck;
+    for (size_t i = 0; i < recheck_its.size(); ++i) recheck[recheck_its[i]] = recheck_seeds[i];
     std::vector<TensorList> sets;
-    for (uint64_t s : seeds) sets.push_back(upload_all(*device_, generate_inputs(problem_, shape_, s)));
+    std::vector<std::vector<HostTensor>> host_sets;
+    for (uint64_t s : seeds) {
+      host_sets.push_back(generate_inputs(problem_, shape_, s));
+      sets.push_back(upload_all(*device_, host_sets.back()));
+    }
     device_->synchronize();
     auto run_set = [&](size_t set) { return [this, &sets, set] { return call(sets[set % sets.size()]); }; };
 
@@ -179,7 +216,7 @@ class Worker {
       int rc = call(sets[warm % sets.size()]);
       device_->synchronize();
       ++warm;
-      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "warmup"}});
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "warmup"}});
     } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
 
     // Cold samples: flush, time one call, rotate the input set; re-check the secret iterations.
@@ -194,11 +231,15 @@ class Worker {
     for (size_t it = 0; reason.empty(); ++it) {
       const size_t set = it % sets.size();
       const bool rc_it = recheck.count(it) > 0;
-      if (rc_it) poison_outputs();
+      if (rc_it) {
+        const auto fresh = generate_inputs(problem_, shape_, recheck.at(it));
+        for (size_t k = 0; k < fresh.size(); ++k) device_->upload(sets[set][k]->ptr, fresh[k].data(), fresh[k].bytes.size());
+        poison_outputs();
+      }
       device_->flush_cache();
       int rc = 0;
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
-      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
       if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
         ++throttled;
       } else {
@@ -208,8 +249,13 @@ class Worker {
       if (rc_it) {
         device_->synchronize();
         auto out = download_outputs();
+        const bool settled = outputs_settled(out, t.seconds);
         payload.insert(payload.end(), out.begin(), out.end());
-        rechecked.push_back({{"iteration", it}, {"set", set}});
+        rechecked.push_back({{"iteration", it}, {"seed", recheck.at(it)}, {"input_hashes", hashes(sets[set])},
+                             {"settled", settled}});
+        for (size_t k = 0; k < host_sets[set].size(); ++k)
+          device_->upload(sets[set][k]->ptr, host_sets[set][k].data(), host_sets[set][k].bytes.size());
+        device_->synchronize();
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
       reason = stop.should_stop(samples, elapsed);
@@ -217,7 +263,7 @@ class Worker {
       // parent reports it.
       if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
     }
-    json reply = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
+    json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
                   {"throttled", throttled}, {"warmup_calls", warm}, {"stop_reason", reason},
                   {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked}};
 
@@ -232,8 +278,8 @@ class Worker {
       int rc = 0;
       std::string mode;
       const double per_call = device_->time_hot(calls, &rc, &mode);
-      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "hot timing"}});
-      reply["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "hot timing"}});
+      r["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
     }
 
     // Device-wide cross-checks: how long the device stays busy after kb_run returns.
@@ -243,17 +289,17 @@ class Worker {
       device_->flush_cache();  // cold, as in the samples: hidden work runs at its full length
       device_->synchronize();
       auto t = device_->tail_check(run_set(static_cast<size_t>(i)), &rc);
-      if (rc != 0) return send_message(kWorkerReplyFd, {{"rc", rc}, {"phase", "tail check"}});
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "tail check"}});
       if (!t) break;
       tails.push_back({{"stream", t->stream_seconds}, {"tail", t->tail_seconds}, {"latency", t->sync_latency_seconds}});
     }
-    reply["tail_checks"] = tails;
+    r["tail_checks"] = tails;
 
     std::vector<json> set_hashes;
     for (const auto& s : sets) set_hashes.push_back(hashes(s));
-    reply["input_hashes"] = set_hashes;
-    reply["weight_hashes"] = hashes(weights_);
-    send_message(kWorkerReplyFd, reply, payload.data(), payload.size());
+    r["input_hashes"] = set_hashes;
+    r["weight_hashes"] = hashes(weights_);
+    reply(r, payload.data(), payload.size());
   }
 
   Problem problem_;
@@ -266,8 +312,10 @@ class Worker {
   void (*teardown_)(void*) = nullptr;
   void* state_ = nullptr;
   bool state_set_ = false;
+  bool host_target_ = false;
   uint64_t hash_key_ = 0;
-  TensorList weights_, outputs_;
+  ChannelAuth auth_;
+  TensorList weights_, outputs_, prev_inputs_;
   std::vector<DLTensor> weight_views_;
   std::vector<const char*> dim_names_;
 };
@@ -297,7 +345,7 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      send_message(kWorkerReplyFd, {{"error", e.what()}});
+      w->reply({{"error", e.what()}});
     } catch (...) {
     }
     return 3;

@@ -93,6 +93,12 @@ void WorkerProcess::died(const std::string& during) {
   pid_ = -1;
   std::string how = r > 0 ? describe_exit(st) : "unknown status";
   std::string tail = log_tail();
+  if (r > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+    throw WorkerFailure("sandbox", "the worker was killed by its system-call filter (SIGSYS) during " + during +
+                                       ": the solution tried to start a process or program, trace or read another "
+                                       "process, signal another process, or make memory writable and executable, "
+                                       "none of which a kernel needs (docs/threat-model.md)" +
+                                       (tail.empty() ? "" : "; its last output:\n" + tail));
   throw WorkerFailure("crash", "the worker died during " + during + " (" + how + ")" +
                                    (tail.empty() ? "" : "; its last output:\n" + tail));
 }
@@ -102,7 +108,13 @@ Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseco
   if (pid_ <= 0) throw WorkerFailure("crash", "the worker is no longer running");
   try {
     send_message(to_worker_, req);
-    Message m = receive_message(from_worker_, timeout);
+    Message m;
+    try {
+      m = receive_message(from_worker_, timeout, &auth_, max_payload_);
+    } catch (const ChannelForged& e) {
+      kill_now();
+      throw WorkerFailure("forged", std::string(e.what()) + " (reply to '" + op + "'); the worker was killed");
+    }
     if (m.header.contains("error")) throw WorkerFailure("error", m.header["error"].get<std::string>());
     return m;
   } catch (const ChannelTimeout&) {
@@ -111,6 +123,13 @@ Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseco
                                        " s; the worker was killed (a hang, a deadlock or a far too slow solution)");
   } catch (const ChannelClosed&) {
     died("'" + op + "'");
+  } catch (const WorkerFailure&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // A malformed frame: with the key handed over, only a solution writing on the channel makes one.
+    kill_now();
+    if (auth_.active) throw WorkerFailure("forged", std::string(e.what()) + " (reply to '" + op + "'); the worker was killed");
+    throw;
   }
 }
 

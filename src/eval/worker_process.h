@@ -15,7 +15,9 @@
 namespace kb {
 
 // The worker did not answer properly. kind: "crash" (it died), "timeout" (no reply in time, it
-// was killed), "error" (it reported an error, e.g. the library failed to load).
+// was killed), "error" (it reported an error, e.g. the library failed to load), "sandbox" (killed
+// by SIGSYS: a system call its filter forbids), "forged" (a reply without a valid HMAC, or a
+// malformed frame, once the channel key was handed over; it was killed).
 class WorkerFailure : public std::runtime_error {
  public:
   WorkerFailure(std::string kind, const std::string& message) : std::runtime_error(message), kind_(std::move(kind)) {}
@@ -36,6 +38,16 @@ class WorkerProcess {
 
   // Sends a request and waits for its reply. Throws WorkerFailure on crash, timeout or an error reply.
   Message request(const nlohmann::json& req, std::chrono::milliseconds timeout);
+  // From now on every reply must carry a valid HMAC under `key` (protocol.h); the caller hands the
+  // key to the worker in its next request.
+  void set_channel_key(const std::array<unsigned char, 32>& key) {
+    auth_.key = key;
+    auth_.sequence = 0;
+    auth_.active = true;
+  }
+  // Replies with a larger payload are refused before it is read (a forged length must not make
+  // the parent allocate without bound).
+  void set_max_payload(uint64_t bytes) { max_payload_ = bytes; }
   // Asks the worker to tear down and exit; kills it if it does not within the timeout.
   void finish(std::chrono::milliseconds timeout);
 
@@ -49,6 +61,8 @@ class WorkerProcess {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::filesystem::path log_;
+  ChannelAuth auth_;
+  uint64_t max_payload_ = 64ull << 30;
 };
 
 // Path of the running kbench executable (the worker is the same binary).

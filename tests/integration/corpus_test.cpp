@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <toml++/toml.h>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +76,40 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
     EXPECT_FALSE(j["message"].get<std::string>().empty());
   }
   fs::remove_all(out);
+}
+
+// The figures, in one test (ctest runs each parameterised test in a process of its own, so they
+// cannot be tallied there): exploits caught / total and honest solutions passed / total.
+TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
+  if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  int exploits = 0, caught = 0, honest = 0, passed = 0;
+  for (const Entry& e : corpus()) {
+    const bool is_exploit = e.solution.rfind("exploit-", 0) == 0;
+    if (!is_exploit && e.verdict != "pass") continue;  // bad-* folders prove error handling, not integrity
+    const fs::path out = fs::temp_directory_path() / ("kbench-figures-" + e.problem + "-" + e.solution);
+    std::vector<std::string> argv = {KBENCH_BINARY, "eval", e.problem, e.dir.string(), "--target", CORPUS_TARGET,
+                                     "--json", "--out", out.string(), "--max-time", "0.2", "--min-samples", "5",
+                                     "--warmup", "0.02"};
+    argv.insert(argv.end(), e.args.begin(), e.args.end());
+    auto r = kb::run_command(argv, std::chrono::minutes(5));
+    auto j = nlohmann::json::parse(r.output.substr(std::min(r.output.find('{'), r.output.size())), nullptr, false);
+    const std::string verdict = j.is_discarded() ? "?" : j.value("verdict", "?");
+    const std::string failure = j.is_discarded() ? "?" : j.value("failure", "");
+    if (is_exploit) {
+      ++exploits;
+      if (verdict == "fail" && failure == e.failure) ++caught;
+      else ADD_FAILURE() << e.dir << ": " << verdict << " " << failure << ", expected " << e.failure;
+    } else {
+      ++honest;
+      if (verdict == "pass") ++passed;
+      else ADD_FAILURE() << e.dir << ": " << verdict << " " << failure;
+    }
+    fs::remove_all(out);
+  }
+  std::cout << "[corpus " << CORPUS_TARGET << "] exploits caught " << caught << "/" << exploits << ", honest passed "
+            << passed << "/" << honest << std::endl;
+  RecordProperty("exploits_caught", caught);
+  RecordProperty("honest_passed", passed);
 }
 
 std::string test_name(const testing::TestParamInfo<Entry>& info) {

@@ -1,0 +1,140 @@
+// The host-side integrity checks (docs/threat-model.md): HMAC-tagged channel frames, the static
+// scan, the exported-symbol rule.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "eval/protocol.h"
+#include "eval/static_scan.h"
+
+namespace fs = std::filesystem;
+using namespace kb;
+
+namespace {
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe(fds) == 0) r = fds[0], w = fds[1];
+  }
+  ~Pipe() {
+    if (r >= 0) close(r);
+    if (w >= 0) close(w);
+  }
+};
+
+TEST(Channel, TaggedFramesVerifyAndForgedOnesAreRefused) {
+  Pipe p;
+  ChannelAuth send{random_channel_key(), 0, true}, recv = send;
+  std::vector<std::byte> payload(1000, std::byte{7});
+  send_message(p.w, {{"rc", 0}}, payload.data(), payload.size(), &send);
+  Message m = receive_message(p.r, std::chrono::seconds(5), &recv);
+  EXPECT_EQ(m.header["rc"], 0);
+  EXPECT_EQ(m.payload, payload);
+  // A frame written without the key (zero tag), as a solution writing on fd 4 would.
+  send_message(p.w, {{"rc", 0}, {"samples", {1e-6}}});
+  EXPECT_THROW(receive_message(p.r, std::chrono::seconds(5), &recv), ChannelForged);
+}
+
+TEST(Channel, AReplayedGenuineFrameIsRefused) {
+  Pipe p;
+  ChannelAuth send{random_channel_key(), 0, true}, recv = send;
+  ChannelAuth replay = send;  // the same key and sequence: the frame a replay would copy
+  send_message(p.w, {{"rc", 0}}, nullptr, 0, &send);
+  receive_message(p.r, std::chrono::seconds(5), &recv);
+  send_message(p.w, {{"rc", 0}}, nullptr, 0, &replay);  // sequence 0 again
+  EXPECT_THROW(receive_message(p.r, std::chrono::seconds(5), &recv), ChannelForged);
+}
+
+TEST(Channel, KeyHexRoundTrip) {
+  auto k = random_channel_key();
+  EXPECT_EQ(channel_key_from_hex(to_hex(k.data(), k.size())), k);
+}
+
+TEST(StaticScan, CommentsAreIgnoredStringsAreNot) {
+  const std::string s = strip_comments("a // fork()\nb /* dlsym */ c \"/proc/self\" 'x' R\"(// kept)\"\n");
+  EXPECT_EQ(s.find("fork"), std::string::npos);
+  EXPECT_EQ(s.find("dlsym"), std::string::npos);
+  EXPECT_NE(s.find("/proc/self"), std::string::npos);
+  EXPECT_NE(s.find("// kept"), std::string::npos);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 2);
+}
+
+fs::path write_solution(const std::string& name, const std::string& text) {
+  const fs::path d = fs::temp_directory_path() / ("kbench-scan-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  std::ofstream(d / "solution.cpp") << text;
+  return d;
+}
+
+TEST(StaticScan, TamperingPatternsAreFoundWithFileAndLine) {
+  const auto d = write_solution("tamper",
+                                "#include <omp.h>\n"
+                                "// fork() in a comment is fine\n"
+                                "void f() { pid_t p = fork(); }\n"
+                                "void g() { void* s = dlsym(nullptr, \"x\"); }\n"
+                                "extern \"C\" int cudaMalloc(void** p, size_t n) { return 0; }\n"
+                                "void h() { std::thread t([]{}); setenv(\"LD_PRELOAD\", \"x\", 1); }\n"
+                                "void k() { x.clone(); if (cudaMalloc(&p, 4)) {} }\n"
+                                "#pragma omp parallel for\n");
+  const auto hits = static_scan(d, {});
+  std::vector<int> lines;
+  for (const auto& h : hits) lines.push_back(h.line);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 3), 1);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 4), 1);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 5), 1);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 6), 3);  // thread, setenv, LD_PRELOAD
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 7), 0);  // a method named clone, a call
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 2), 0);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), 8), 0);  // OpenMP is allowed
+  EXPECT_EQ(hits.front().file, "solution.cpp");
+  fs::remove_all(d);
+}
+
+TEST(StaticScan, ProblemPatternsAreRegexesOrLiterals) {
+  const auto d = write_solution("policy", "#include <cudnn.h>\nint x = a[(;\n");
+  EXPECT_EQ(static_scan(d, {"cudnn"}).size(), 1u);
+  EXPECT_EQ(static_scan(d, {"a[("}).size(), 1u);  // not a valid regex: taken literally
+  EXPECT_TRUE(static_scan(d, {"cublas"}).empty());
+  fs::remove_all(d);
+}
+
+TEST(StaticScan, NoHonestSolutionOfTheCorpusTripsIt) {
+  for (const auto& p : fs::directory_iterator(fs::path(KBENCH_SOURCE_DIR) / "problems"))
+    if (fs::is_directory(p.path() / "solutions"))
+      for (const auto& s : fs::directory_iterator(p.path() / "solutions"))
+        if (s.path().filename().string().rfind("exploit-", 0) != 0 && s.path().filename().string().rfind("bad-", 0) != 0)
+          EXPECT_TRUE(static_scan(s.path(), {}).empty()) << s.path() << describe_hits(static_scan(s.path(), {}));
+}
+
+TEST(ExportedSymbols, TheRule) {
+  for (const char* ok : {"kb_setup", "kb_run", "kb_teardown", "_edata", "_ZNSt11unique_lockISt5mutexE6unlockEv"})
+    EXPECT_EQ(symbol_violation(ok), "") << ok;
+  for (const char* bad : {"cudaMalloc", "cuLaunchKernel", "__cudaRegisterFatBinary", "dlsym", "pthread_create",
+                          "clock_gettime", "helper", "_ZN2kb11buffer_hashEPKvmm"})
+    EXPECT_NE(symbol_violation(bad), "") << bad;
+  EXPECT_EQ(symbol_violation("cubic"), symbol_violation("helper"));  // lower case after "cu": not CUDA, still refused
+}
+
+TEST(ExportedSymbols, ReadFromTheDynamicTableLikeTheLoader) {
+  const fs::path dir = fs::temp_directory_path() / ("kbench-elf-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.cpp") << "extern \"C\" __attribute__((visibility(\"default\"))) int kb_run() { return 0; }\n"
+                                   "extern \"C\" __attribute__((visibility(\"default\"))) int cudaFree(void*) { return 0; }\n"
+                                   "extern \"C\" int hidden_helper() { return 1; }\n";
+  const std::string cmd = "g++ -shared -fPIC -fvisibility=hidden -o " + (dir / "a.so").string() + " " + (dir / "a.cpp").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto names = exported_symbols(dir / "a.so");
+  EXPECT_NE(std::find(names.begin(), names.end(), "kb_run"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "cudaFree"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "hidden_helper"), names.end());
+  EXPECT_THROW(exported_symbols(dir / "a.cpp"), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+}  // namespace
