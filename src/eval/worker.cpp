@@ -259,6 +259,9 @@ class Worker {
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
       reason = stop.should_stop(samples, elapsed);
+      // The parent chose the re-checked iterations among the first min_samples and expects every
+      // one of them: the time limit does not stop sampling before the last has run.
+      if (reason == "max_time" && !recheck.empty() && it < recheck.rbegin()->first) reason.clear();
       // Every sample throttled for twice the time limit: give up rather than loop forever; the
       // parent reports it.
       if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
