@@ -4,6 +4,11 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(OpenMP REQUIRED)
 find_package(Threads REQUIRED)
+# The model gateway: cpp-httplib serves (Debian builds it as a library, with the OpenSSL/zlib/brotli
+# options its pkg-config file carries, which every includer must share), libcurl forwards.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(KBENCH_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+find_package(CURL REQUIRED)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
 # (Debian's toml++ config forces its shared library; the header-only mode is the library's default).
