@@ -75,7 +75,7 @@ std::vector<json> log_lines(const fs::path& p) {
 void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
 
 // Test-only prices (not real ones): easy numbers to check the arithmetic with.
-const char* kPrices = R"(
+const char* kPrices = R"TOML(
 [models."claude-test"]
 input = 3.0
 output = 15.0
@@ -88,7 +88,7 @@ input = 1.25
 output = 10.0
 cache_read = 0.125
 source = "kbench test fixture (made-up numbers)"
-)";
+)TOML";
 
 json anthropic_request(bool stream) {
   return {{"model", "claude-test"}, {"max_tokens", 64}, {"stream", stream},
