@@ -7,7 +7,7 @@ find_package(Threads REQUIRED)
 # The model gateway: cpp-httplib serves (Debian builds it as a library, with the OpenSSL/zlib/brotli
 # options its pkg-config file carries, which every includer must share), libcurl forwards.
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(KBENCH_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(KBENCH_HTTPLIB REQUIRED cpp-httplib)
 find_package(CURL REQUIRED)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
