@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -234,6 +236,9 @@ int Gateway::start() {
   g.port = g.o.port ? (g.srv.bind_to_port(g.o.host.c_str(), g.o.port) ? g.o.port : -1) : g.srv.bind_to_any_port(g.o.host.c_str());
   if (g.port <= 0) throw std::runtime_error(fmt::format("the gateway cannot listen on {}:{}", g.o.host, g.o.port));
   g.thread = std::thread([&g] { g.srv.listen_after_bind(); });
+  // stop() is a no-op on a server not yet running, so start() returns only once it is.
+  for (int i = 0; i < 5000 && !g.srv.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!g.srv.is_running()) throw std::runtime_error("the gateway did not start listening within 5 s");
   return g.port;
 }
 
