@@ -8,6 +8,10 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+# The model gateway: cpp-httplib serves (Debian builds it as a library, with the OpenSSL/zlib/brotli
+# options its pkg-config file carries, which every includer must share), libcurl forwards.
+pkg_check_modules(KBENCH_HTTPLIB REQUIRED cpp-httplib)
+find_package(CURL REQUIRED)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
 # (Debian's toml++ config forces its shared library; the header-only mode is the library's default).

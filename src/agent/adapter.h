@@ -32,6 +32,7 @@ struct AgentRunContext {
   std::chrono::seconds budget{0};      // wall clock the agent has
   std::string problem;                 // problem name
   std::string target;                  // "host" or "cuda"
+  std::string gateway_url;             // the model gateway's base URL (http://127.0.0.1:PORT); empty: none
 };
 
 // A file the adapter needs in the private HOME before the agent starts (CLI settings, a

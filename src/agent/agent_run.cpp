@@ -7,6 +7,9 @@
 #include <fstream>
 
 #include "agent/budget.h"
+#include "agent/gateway/gateway.h"
+#include "agent/gateway/prices.h"
+#include "agent/gateway/replay.h"
 #include "agent/sandbox.h"
 #include "agent/workspace.h"
 #include "core/subprocess.h"
@@ -142,6 +145,27 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
   if (req.sandbox && !probe.ok)
     throw RunSetupError("no sandbox: " + probe.error + ". Pass --no-sandbox to run the agent without one (run.json records it).");
   if (!req.network && !req.sandbox) throw RunSetupError("--no-network needs the sandbox (it unshares the network namespace)");
+  std::optional<gateway::GatewayOptions> gateway_options;
+  if (!req.gateway.empty()) {
+    try {
+      gateway_options = gateway::parse_gateway_spec(req.gateway);
+      // Checked now, so that a bad script or price table is refused before anything is made.
+      if (gateway_options->mode == gateway::GatewayOptions::Mode::replay) {
+        gateway_options->replay_file = fs::absolute(gateway_options->replay_file);
+        (void)gateway::ReplayScript::load(gateway_options->replay_file);
+      }
+      if (!req.gateway_prices.empty()) (void)gateway::PriceTable::load(req.gateway_prices);
+    } catch (const std::invalid_argument& e) {
+      throw RunSetupError(e.what());
+    }
+    if (!req.network)
+      throw RunSetupError("--gateway with --no-network: the sandbox's private network cannot reach the gateway on this "
+                          "machine's loopback; leave out --no-network");
+    gateway_options->prices_file = req.gateway_prices;
+    gateway_options->max_tokens = req.gateway_max_tokens;
+    gateway_options->max_cost_usd = req.gateway_max_cost_usd;
+    gateway_options->upstream_key_env = req.gateway_key_env;
+  }
   const std::string device = target->open_device()->description();
 
   // --- The run directory and its record. ---
@@ -205,10 +229,38 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     write_file_atomically(run / "prompt.md", ws.prompt);
 
     AgentRunContext ctx{req.model, req.effort, ws.dir, ws.prompt_file, home,
-                        std::chrono::duration_cast<std::chrono::seconds>(req.budget), p.name, target->name()};
+                        std::chrono::duration_cast<std::chrono::seconds>(req.budget), p.name, target->name(), ""};
+    // --- The model gateway, on a free loopback port, for the agent's turn. ---
+    std::unique_ptr<gateway::Gateway> gw;
+    if (gateway_options) {
+      step = "starting the model gateway";
+      gateway_options->log_file = run / "gateway.jsonl";
+      gw = std::make_unique<gateway::Gateway>(*gateway_options);
+      gw->start();
+      ctx.gateway_url = gw->base_url();
+      record["gateway"] = {{"mode", gateway_options->mode == gateway::GatewayOptions::Mode::replay ? "replay" : "forward"},
+                           {"source", gateway_options->mode == gateway::GatewayOptions::Mode::replay
+                                          ? gateway_options->replay_file.string()
+                                          : gateway_options->upstream},
+                           {"url", gw->base_url()},
+                           {"log", "gateway.jsonl"}};
+      say("model gateway " + gw->base_url());
+    }
     write_config_files(home, adapter->config_files(ctx));
     const AgentCommand cmd = adapter->command(ctx);
-    const auto extra_env = adapter->environment(ctx);
+    auto extra_env = adapter->environment(ctx);
+    if (gw) {
+      // Every CLI's base-URL variable points at the gateway; a key the adapter did not set is a
+      // per-run placeholder (forward mode puts the real key in, from --gateway-key-env).
+      extra_env["KBENCH_GATEWAY_URL"] = gw->base_url();
+      extra_env["ANTHROPIC_BASE_URL"] = gw->base_url();
+      extra_env["OPENAI_BASE_URL"] = gw->base_url() + "/v1";
+      extra_env["OPENAI_API_BASE"] = gw->base_url() + "/v1";
+      extra_env["GOOGLE_GEMINI_BASE_URL"] = gw->base_url();
+      extra_env["GEMINI_API_BASE_URL"] = gw->base_url();
+      const std::string placeholder = "kbench-gateway-" + run.path().filename().string();
+      for (const char* k : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}) extra_env.emplace(k, placeholder);
+    }
     const fs::path transcript = run / "transcript";
     fs::create_directories(transcript);
     BudgetedCommand bc;
@@ -254,6 +306,19 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     save();
     say(fmt::format("agent {} ({}) started: budget {}", req.agent, req.model, describe_duration(req.budget)));
     const BudgetOutcome b = run_with_budget(bc);
+    if (gw) {
+      gw->stop();
+      gw.reset();
+      try {
+        const json usage = gateway::usage_summary(run / "gateway.jsonl");
+        run.write_json("usage.json", usage);
+        record["gateway"]["usage"] = {{"exchanges", usage["exchanges"]}, {"errors", usage["errors"]},
+                                      {"total_tokens", usage["total_tokens"]}, {"cost_usd", usage["cost_usd"]},
+                                      {"cost_complete", usage["cost_complete"]}};
+      } catch (const std::exception& e) {
+        record["gateway"]["usage_error"] = e.what();
+      }
+    }
     record["agent_finished_at"] = iso_utc(std::chrono::system_clock::now());
     record["agent_process"] = {{"exit_code", b.exit_code},      {"signal", b.signal},
                                {"seconds", b.seconds},          {"killed_at_budget", b.killed_at_budget},

@@ -30,6 +30,14 @@ struct RunRequest {
   bool network = true;                // false: the sandbox gets a private network namespace
   std::filesystem::path hardware_dir;
   bool check_only = false;            // the verdict without timing (quicker; no peak_fraction)
+  // The model gateway (docs/gateway.md): "replay:FILE" or "forward:URL"; empty: none. The agent's
+  // environment points at it (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...); its log and usage.json go
+  // into the run directory.
+  std::string gateway;
+  std::filesystem::path gateway_prices;             // price table (TOML)
+  std::optional<int64_t> gateway_max_tokens;        // budgets the gateway enforces (HTTP 429)
+  std::optional<double> gateway_max_cost_usd;
+  std::string gateway_key_env;                      // forward: environment variable with the upstream key
   std::function<void(const std::string&)> progress;                 // step lines; may be empty
   std::function<void(std::chrono::milliseconds)> tick;              // about once a second while the agent runs
   std::function<std::string(const EvalResult&)> format_result;       // the verdict table for eval.log; may be empty

@@ -105,6 +105,12 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "Extra absolute path the agent's command needs, bound read-only into the sandbox (repeatable)");
   cmd->add_flag("--no-sandbox", c->no_sandbox, "Run the agent without the bubblewrap sandbox (recorded in run.json)");
   cmd->add_flag("--no-network", c->no_network, "Give the sandbox no network (loopback only)");
+  cmd->add_option("--gateway", r.gateway,
+                  "Put the model gateway between the agent and its model: replay:FILE (a script, no network) or forward:URL");
+  cmd->add_option("--gateway-prices", r.gateway_prices, "Price table for the gateway's cost figures (TOML)");
+  cmd->add_option("--gateway-max-tokens", r.gateway_max_tokens, "Token budget the gateway enforces (HTTP 429 beyond it)");
+  cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)");
+  cmd->add_option("--gateway-key-env", r.gateway_key_env, "forward: environment variable holding the upstream API key");
   cmd->add_flag("--check-only", r.check_only, "Judge correctness only, without timing (no peak_fraction)");
   cmd->callback([c, &g, &exit_code] { exit_code = run_run(*c, g); });
 }

@@ -193,3 +193,35 @@ TEST(Prepare, MakesAWorkspaceWhoseWrapperChecksIt) {
   EXPECT_NE(again.output.find("not empty"), std::string::npos) << again.output;
   fs::remove_all(root);
 }
+
+TEST(Run, GatewayReplayServesTheAgentAndUsageJsonHasTheTotals) {
+  if (!sandbox_ok()) GTEST_SKIP() << probe_sandbox().error;
+  const fs::path root = kbtest::scratch("run-gateway");
+  const fs::path kit = make_kit(root, "fake-agent-gateway.sh");
+  {
+    std::ofstream s(root / "script.json");
+    s << R"([{"api":"anthropic_messages","text":"PLAN-FROM-REPLAY","usage":{"input_tokens":11,"output_tokens":5}},
+             {"api":"anthropic_messages","text":"WRITE-FROM-REPLAY","usage":{"input_tokens":3,"output_tokens":7,"cache_read_tokens":100}}])";
+  }
+  auto r = kbench({"run", "--agent", "generic", "--model", "claude-test", "--problem", "softmax", "--target", "host", "--budget", "3m",
+                   "--check-only", "--runs-dir", (root / "runs").string(), "--ro-bind", kit.string(), "--gateway",
+                   "replay:" + (root / "script.json").string(), "--command",
+                   "sh " + (kit / "fake-agent-gateway.sh").string() + " " + kit.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path run = only_run(root / "runs");
+  const std::string out = kbtest::slurp(run / "transcript/stdout.log");
+  EXPECT_NE(out.find("PLAN-FROM-REPLAY"), std::string::npos) << out;
+  EXPECT_NE(out.find("WRITE-FROM-REPLAY"), std::string::npos) << out;
+  const json usage = read_json(run / "usage.json");
+  EXPECT_EQ(usage["exchanges"], 2);
+  EXPECT_EQ(usage["input_tokens"], 14);
+  EXPECT_EQ(usage["output_tokens"], 12);
+  EXPECT_EQ(usage["cache_read_tokens"], 100);
+  const json rec = read_json(run / "run.json");
+  EXPECT_EQ(rec["gateway"]["mode"], "replay");
+  EXPECT_EQ(rec["gateway"]["usage"]["total_tokens"], 126);
+  EXPECT_NE(rec["agent_env"].dump().find("ANTHROPIC_BASE_URL"), std::string::npos);
+  // The per-run placeholder key the agent sent is not in the log.
+  EXPECT_EQ(kbtest::slurp(run / "gateway.jsonl").find("kbench-gateway-"), std::string::npos);
+  fs::remove_all(root);
+}
