@@ -23,20 +23,6 @@ constexpr std::array<std::pair<EventKind, std::string_view>, 7> kKinds{{
     {EventKind::error, "error"},
 }};
 
-json usage_json(const Usage& u) {
-  json j = json::object();
-  auto put = [&](const char* k, const auto& v) {
-    if (v) j[k] = *v;
-  };
-  put("input_tokens", u.input_tokens);
-  put("output_tokens", u.output_tokens);
-  put("cache_read_tokens", u.cache_read_tokens);
-  put("cache_write_tokens", u.cache_write_tokens);
-  put("reasoning_tokens", u.reasoning_tokens);
-  put("cost_usd", u.cost_usd);
-  return j;
-}
-
 template <class T>
 std::optional<T> optional_field(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
@@ -49,6 +35,20 @@ std::optional<T> optional_field(const json& j, const char* key, const std::strin
 }
 
 }  // namespace
+
+json usage_to_json(const Usage& u) {
+  json j = json::object();
+  auto put = [&](const char* k, const auto& v) {
+    if (v) j[k] = *v;
+  };
+  put("input_tokens", u.input_tokens);
+  put("output_tokens", u.output_tokens);
+  put("cache_read_tokens", u.cache_read_tokens);
+  put("cache_write_tokens", u.cache_write_tokens);
+  put("reasoning_tokens", u.reasoning_tokens);
+  put("cost_usd", u.cost_usd);
+  return j;
+}
 
 std::string_view event_kind_name(EventKind k) {
   for (const auto& [kind, name] : kKinds)
@@ -73,7 +73,7 @@ json to_json(const TranscriptEvent& e) {
   if (!e.tool.empty()) j["tool"] = e.tool;
   if (!e.call_id.empty()) j["call_id"] = e.call_id;
   if (!e.input.is_null()) j["input"] = e.input;
-  if (e.usage) j["usage"] = usage_json(*e.usage);
+  if (e.usage) j["usage"] = usage_to_json(*e.usage);
   if (e.is_error) j["is_error"] = *e.is_error;
   return j;
 }

@@ -32,6 +32,9 @@ struct Usage {
   std::optional<double> cost_usd;
 };
 
+// The JSON form of usage shared by transcripts, the gateway log and usage.json: unset numbers omitted.
+nlohmann::json usage_to_json(const Usage& u);
+
 struct TranscriptEvent {
   EventKind kind = EventKind::assistant_text;
   std::optional<double> t;        // seconds since the agent started, when the source has timestamps

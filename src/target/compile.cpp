@@ -10,6 +10,7 @@
 #include "core/hash.h"
 #include "core/subprocess.h"
 #include "core/version.h"
+#include "target/solution_config.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -85,6 +86,24 @@ BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path&
   r.ok = true;
   r.library = lib;
   return r;
+}
+
+BuildResult compile_solution(std::vector<std::string> argv, const fs::path& dir, const std::string& target,
+                             const BuildOptions& options, const fs::path& build_root) {
+  SolutionConfig config;
+  try {
+    config = load_solution_config(dir, target, options.allowed_libraries);
+  } catch (const SolutionConfigError& e) {
+    BuildResult rejected;
+    rejected.command = "(not run: solution.toml was rejected)";
+    rejected.log = e.what();
+    return rejected;
+  }
+  for (const auto& inc : config.include_dirs) argv.push_back("-I" + inc);
+  argv.insert(argv.end(), config.flags.begin(), config.flags.end());
+  for (const auto& lib : options.libraries) argv.push_back("-l" + lib);
+  for (const auto& lib : config.libraries) argv.push_back("-l" + lib);
+  return compile_cached(argv, dir, build_root / target);
 }
 
 std::string trim_compiler_log(const std::string& log, size_t max_lines) {

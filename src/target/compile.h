@@ -21,6 +21,13 @@ std::vector<std::filesystem::path> solution_sources(const std::filesystem::path&
 BuildResult compile_cached(const std::vector<std::string>& argv_without_output,
                            const std::filesystem::path& solution_dir, const std::filesystem::path& build_root);
 
+// Completes `argv` (the compiler with kbench's fixed flags and the sources) with what the folder's
+// solution.toml may add (target/solution_config.h) and options.libraries, then compile_cached under
+// build_root/<target>. A rejected solution.toml is a failed build whose log says why.
+BuildResult compile_solution(std::vector<std::string> argv, const std::filesystem::path& solution_dir,
+                             const std::string& target, const BuildOptions& options,
+                             const std::filesystem::path& build_root);
+
 // The first error lines of a compiler log with a little context, at most `max_lines` lines.
 std::string trim_compiler_log(const std::string& log, size_t max_lines = 30);
 

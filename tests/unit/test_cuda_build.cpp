@@ -16,14 +16,23 @@ std::unique_ptr<Target> make_cuda_target();
 }
 #endif
 
-TEST(CudaBuild, HonestSoftmaxCompilesWithNvcc) {
+// Skips (visibly) where there is no nvcc to build with; otherwise holds the cuda target.
+class NvccTest : public testing::Test {
+ protected:
+  void SetUp() override {
 #if !KBENCH_WITH_CUDA
-  GTEST_SKIP() << "kbench was built without the CUDA toolkit";
+    GTEST_SKIP() << "kbench was built without the CUDA toolkit";
 #else
-  const char* env = std::getenv("KBENCH_NVCC");
-  const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
-  if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
-  auto t = kb::make_cuda_target();
+    const char* env = std::getenv("KBENCH_NVCC");
+    const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
+    if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
+    t = kb::make_cuda_target();
+#endif
+  }
+  std::unique_ptr<kb::Target> t;
+};
+
+TEST_F(NvccTest, HonestSoftmaxCompilesWithNvcc) {
   EXPECT_EQ(t->name(), "cuda");
   EXPECT_EQ(t->source_file(), "solution.cu");
   const fs::path root = fs::temp_directory_path() / ("kbench-cuda-build-" + std::to_string(getpid()));
@@ -36,27 +45,18 @@ TEST(CudaBuild, HonestSoftmaxCompilesWithNvcc) {
   kb::BuildResult again = t->build(dir, root);  // same sources and flags: a cache hit
   EXPECT_TRUE(again.ok && again.cached);
   fs::remove_all(root);
-#endif
 }
 
 // Deck solutions that need a GPU to be judged are at least compiled in CI, so a typo or an API
 // misuse shows up before a GPU machine sees them.
-class DeckCudaBuild : public testing::TestWithParam<const char*> {};
+class DeckCudaBuild : public NvccTest, public testing::WithParamInterface<const char*> {};
 
 TEST_P(DeckCudaBuild, CompilesWithNvcc) {
-#if !KBENCH_WITH_CUDA
-  GTEST_SKIP() << "kbench was built without the CUDA toolkit";
-#else
-  const char* env = std::getenv("KBENCH_NVCC");
-  const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
-  if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
-  auto t = kb::make_cuda_target();
   const fs::path root = fs::temp_directory_path() / ("kbench-deck-cuda-build-" + std::to_string(getpid()));
   const fs::path dir = fs::path(KBENCH_SOURCE_DIR) / "problems" / GetParam();
   kb::BuildResult r = t->build(dir, root);
   EXPECT_TRUE(r.ok) << r.command << "\n" << r.log;
   fs::remove_all(root);
-#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,

@@ -294,20 +294,6 @@ json error_body(ApiKind k, int http_status, std::string_view type, std::string_v
   return {};
 }
 
-json usage_to_json(const Usage& u) {
-  json j = json::object();
-  auto put = [&](const char* key, const auto& v) {
-    if (v) j[key] = *v;
-  };
-  put("input_tokens", u.input_tokens);
-  put("output_tokens", u.output_tokens);
-  put("cache_read_tokens", u.cache_read_tokens);
-  put("cache_write_tokens", u.cache_write_tokens);
-  put("reasoning_tokens", u.reasoning_tokens);
-  put("cost_usd", u.cost_usd);
-  return j;
-}
-
 Usage usage_from_json(const json& j, std::string_view where) {
   if (!j.is_object()) throw std::invalid_argument(fmt::format("{}: expected an object, found {}", where, j.dump()));
   static const char* kFields[] = {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",

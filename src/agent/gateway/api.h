@@ -69,7 +69,6 @@ nlohmann::json provider_usage(ApiKind k, const Usage& u);
 // {"error":{message,type,code}}, Gemini {"error":{code,message,status}}.
 nlohmann::json error_body(ApiKind k, int http_status, std::string_view type, std::string_view message);
 
-nlohmann::json usage_to_json(const Usage& u);  // unset numbers omitted
 Usage usage_from_json(const nlohmann::json& j, std::string_view where);  // throws std::invalid_argument naming where/field
 
 }  // namespace kb::gateway

@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "target/compile.h"
-#include "target/solution_config.h"
 #include "target/cuda/cuda_ceilings.h"
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_device.h"
@@ -62,15 +61,6 @@ class CudaTarget final : public Target {
 
   BuildResult build(const fs::path& dir, const fs::path& build_root,
                     const BuildOptions& options) const override {
-    SolutionConfig config;
-    try {
-      config = load_solution_config(dir, name(), options.allowed_libraries);
-    } catch (const SolutionConfigError& e) {
-      BuildResult rejected;
-      rejected.command = "(not run: solution.toml was rejected)";
-      rejected.log = e.what();
-      return rejected;
-    }
     const char* nvcc = std::getenv("KBENCH_NVCC");
     const std::string arch = solution_arch();          // "sm_90a"
     const std::string compute = "compute_" + arch.substr(3);  // "compute_90a"
@@ -86,11 +76,7 @@ class CudaTarget final : public Target {
                                      "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(dir, source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
       argv.push_back(src.string());
-    for (const auto& inc : config.include_dirs) argv.push_back("-I" + inc);
-    argv.insert(argv.end(), config.flags.begin(), config.flags.end());
-    for (const auto& lib : options.libraries) argv.push_back("-l" + lib);
-    for (const auto& lib : config.libraries) argv.push_back("-l" + lib);
-    return compile_cached(argv, dir, build_root / "cuda");
+    return compile_solution(std::move(argv), dir, name(), options, build_root);
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }

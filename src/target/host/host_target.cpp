@@ -11,7 +11,6 @@
 
 #include "core/hash.h"
 #include "target/compile.h"
-#include "target/solution_config.h"
 #include "target/host/host_info.h"
 #include "target/target.h"
 
@@ -87,25 +86,12 @@ class HostTarget final : public Target {
 
   BuildResult build(const fs::path& dir, const fs::path& build_root,
                     const BuildOptions& options) const override {
-    SolutionConfig config;
-    try {
-      config = load_solution_config(dir, name(), options.allowed_libraries);
-    } catch (const SolutionConfigError& e) {
-      BuildResult rejected;
-      rejected.command = "(not run: solution.toml was rejected)";
-      rejected.log = e.what();
-      return rejected;
-    }
     const char* cxx = std::getenv("KBENCH_HOST_CXX");
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
                                      "-shared", "-fPIC", "-fvisibility=hidden",
                                      "-I" + kbench_include_dir().string(), "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(dir, source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
-    for (const auto& inc : config.include_dirs) argv.push_back("-I" + inc);
-    argv.insert(argv.end(), config.flags.begin(), config.flags.end());
-    for (const auto& lib : options.libraries) argv.push_back("-l" + lib);
-    for (const auto& lib : config.libraries) argv.push_back("-l" + lib);
-    return compile_cached(argv, dir, build_root / "host");
+    return compile_solution(std::move(argv), dir, name(), options, build_root);
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<HostDevice>(); }
