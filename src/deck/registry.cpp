@@ -1,5 +1,7 @@
 #include "deck/registry.h"
 
+#include "deck/gpu_reference.h"
+
 #include <map>
 #include <stdexcept>
 
@@ -16,7 +18,22 @@ std::map<std::string, GeneratorFn>& generators() {
   return m;
 }
 
+std::map<std::string, GpuReferenceFn>& gpu_references() {
+  static std::map<std::string, GpuReferenceFn> m;
+  return m;
+}
+
 }  // namespace
+
+void register_gpu_reference(const std::string& problem, GpuReferenceFn fn) {
+  if (!gpu_references().emplace(problem, fn).second)
+    throw std::logic_error("two GPU references registered for problem '" + problem + "'");
+}
+
+GpuReferenceFn find_gpu_reference(const std::string& problem) {
+  auto it = gpu_references().find(problem);
+  return it == gpu_references().end() ? nullptr : it->second;
+}
 
 void register_oracle(const std::string& problem, OracleFn fn) {
   if (!oracles().emplace(problem, fn).second)

@@ -15,6 +15,7 @@
 #include "core/version.h"
 #include "deck/generate.h"
 #include "deck/registry.h"
+#include "eval/expected.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
 #include "target/compile.h"
@@ -48,17 +49,12 @@ struct Case {
 };
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
-               uint64_t hash_key) {
+               uint64_t hash_key, const Target* target) {
   Case c;
   c.seed = seed;
   auto inputs = generate_inputs(p, shape, seed);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
-  for (const auto& o : allocate_outputs(p, shape)) c.expected.emplace_back(static_cast<size_t>(o.numel()), NAN);
-  OracleFn oracle = find_oracle(p.name);
-  if (!oracle) throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "' (problems/" + p.id + "/reference.cpp)");
-  static const std::vector<int64_t> all_rows;
-  OracleCase oc{p, shape, inputs, weights, c.expected, all_rows};
-  oracle(oc);
+  c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
   return c;
 }
 
@@ -164,6 +160,7 @@ class ShapeRun {
 
   // Returns true when the shape passed everything that was asked.
   bool run(const Target& target, const Ceilings* ceilings) {
+    target_ = &target;
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
     try {
@@ -217,7 +214,7 @@ class ShapeRun {
     if (o_.secret)
       for (int i = 0; i < p_.secret_seeds; ++i) seeds.emplace_back(fresh_secret(), true);
     for (auto [seed, secret] : seeds) {
-      Case c = make_case(p_, shape_, weights_, seed, hash_key_);
+      Case c = make_case(p_, shape_, weights_, seed, hash_key_, target_);
       Message m = w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout);
       size_t off = 0;
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
@@ -243,7 +240,7 @@ class ShapeRun {
     std::vector<Case> sets;
     json seeds = json::array();
     for (int i = 0; i < std::max(1, pol.input_sets); ++i) {
-      sets.push_back(make_case(p_, shape_, weights_, fresh_secret(), hash_key_));
+      sets.push_back(make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_));
       seeds.push_back(sets.back().seed);
     }
     // Which timed calls get re-checked is the parent's secret: random iterations among the ones
@@ -258,7 +255,7 @@ class ShapeRun {
     std::map<uint64_t, Case> recheck_cases;
     json recheck_seeds = json::array();
     for (size_t i = 0; i < recheck.size(); ++i) {
-      Case c = make_case(p_, shape_, weights_, fresh_secret(), hash_key_);
+      Case c = make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_);
       recheck_seeds.push_back(c.seed);
       recheck_cases.emplace(c.seed, std::move(c));
     }
@@ -334,6 +331,7 @@ class ShapeRun {
   const EvalOptions& o_;
   ShapeResult& r_;
   WorkerArgs args_;
+  const Target* target_ = nullptr;
   uint64_t hash_key_ = 0;
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;

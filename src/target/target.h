@@ -19,6 +19,10 @@
 
 namespace kb {
 
+struct Problem;
+struct ShapeCase;
+struct HostTensor;
+
 struct BuildResult {
   bool ok = false;
   std::filesystem::path library;  // the shared library, when ok
@@ -104,6 +108,16 @@ class Target {
   // Targets whose scoring ceilings are themselves measured (host) ignore `measure`: they always
   // measure on a cache miss, and again when `refresh` is set.
   virtual Ceilings ceilings(const std::filesystem::path& hardware_dir, bool refresh, bool measure) const = 0;
+  // One case's expected outputs from the problem's GPU reference (deck/gpu_reference.h), computed
+  // in this (the parent) process on `inputs` and `weights`; `expected` holds one NaN-filled vector
+  // per output. Returns false, touching nothing, when the target runs no GPU reference for the
+  // problem (then the CPU oracle computes everything).
+  virtual bool gpu_reference(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
+                             const std::vector<HostTensor>& weights,
+                             std::vector<std::vector<double>>& expected) const {
+    (void)p, (void)shape, (void)inputs, (void)weights, (void)expected;
+    return false;
+  }
   // How far above a ceiling a time may appear before it is rejected as impossible: 1.0 for
   // datasheet peaks; more for measured host ceilings (a measured STREAM copy is not a hard bound).
   virtual double physics_slack() const = 0;

@@ -10,6 +10,7 @@
 #include "target/cuda/cuda_ceilings.h"
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_device.h"
+#include "target/cuda/cuda_gpu_reference.h"
 #include "target/target.h"
 
 #ifndef KBENCH_NVCC
@@ -80,6 +81,11 @@ class CudaTarget final : public Target {
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }
+
+  bool gpu_reference(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
+                     const std::vector<HostTensor>& weights, std::vector<std::vector<double>>& expected) const override {
+    return run_cuda_gpu_reference(p, shape, inputs, weights, expected);
+  }
 
   // The datasheet entry matched by device name (scoring uses it), with the figures measured on this
   // GPU beside it (measured_compute / measured_memory), from the cache keyed by device UUID and

@@ -1,0 +1,108 @@
+#include "eval/expected.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "deck/generate.h"
+#include "deck/registry.h"
+#include "target/target.h"
+
+namespace kb {
+namespace {
+
+std::vector<std::vector<double>> nan_outputs(const Problem& p, const ShapeCase& shape) {
+  std::vector<std::vector<double>> v;
+  for (const auto& o : allocate_outputs(p, shape)) v.emplace_back(static_cast<size_t>(o.numel()), NAN);
+  return v;
+}
+
+OracleFn oracle_for(const Problem& p) {
+  OracleFn oracle = find_oracle(p.name);
+  if (!oracle)
+    throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "' (problems/" + p.id +
+                           "/reference.cpp)");
+  return oracle;
+}
+
+// Both references compute in double, in different orders: they agree to ~1e-12 of the row's scale
+// (a sum of up to 2^17 terms in double). 1e-9 of the row's largest magnitude leaves three orders
+// of margin and still sits six orders below any tolerance the judge applies to fp32 or narrower
+// outputs, so a real bug in either reference cannot hide under it.
+constexpr double kAgreement = 1e-9;
+
+void check_agreement(const Problem& p, const ShapeCase& shape, size_t out, int64_t row_len,
+                     const std::vector<int64_t>& rows, const std::vector<double>& gpu, const std::vector<double>& cpu) {
+  for (int64_t r : rows) {
+    const size_t begin = static_cast<size_t>(r * row_len);
+    double scale = 0;
+    for (int64_t j = 0; j < row_len; ++j)
+      if (std::isfinite(cpu[begin + j])) scale = std::max(scale, std::fabs(cpu[begin + j]));
+    for (int64_t j = 0; j < row_len; ++j) {
+      const double g = gpu[begin + j], c = cpu[begin + j];
+      const bool same = (std::isnan(g) && std::isnan(c)) || g == c || std::fabs(g - c) <= kAgreement * scale;
+      if (!same)
+        throw std::runtime_error(fmt::format(
+            "problem {} ({}): the GPU reference (problems/{}/reference.cu) and the fp64 oracle "
+            "(reference.cpp) disagree on output '{}' at row {} element {}: GPU {:.17g}, oracle {:.17g} "
+            "(row scale {:.3g}); this is a bug in kbench's references, not in the solution",
+            p.name, p.shape_label(static_cast<size_t>(&shape - p.shapes.data())), p.id, p.outputs[out].name, r, j, g, c,
+            scale));
+    }
+  }
+}
+
+}  // namespace
+
+ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
+                                 const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed) {
+  ExpectedOutputs e;
+  e.values = nan_outputs(p, shape);
+  OracleFn oracle = oracle_for(p);
+  int64_t total = 0;
+  for (const auto& v : e.values) total += static_cast<int64_t>(v.size());
+  const std::vector<int64_t> all_rows;
+  if (!target || !target->gpu_reference(p, shape, inputs, weights, e.values)) {
+    OracleCase oc{p, shape, inputs, weights, e.values, all_rows};
+    oracle(oc);
+    e.rows_checked_by_oracle = e.values.empty() ? 0 : e.values[0].size();
+    return e;
+  }
+  e.from_gpu_reference = true;
+
+  // Rows index the leading dims of every output (registry.h); their count is output 0's.
+  const auto out0 = p.tensor_shape(p.outputs.at(0), shape);
+  const int64_t row_len0 = out0.back();
+  const int64_t nrows = static_cast<int64_t>(e.values[0].size()) / std::max<int64_t>(row_len0, 1);
+  std::vector<int64_t> rows;
+  if (total > kFullOracleElements) {
+    std::set<int64_t> pick{0, nrows - 1};
+    std::mt19937_64 rng(sample_seed);
+    while (static_cast<int64_t>(pick.size()) < std::min<int64_t>(nrows, kSampledRows + 2))
+      pick.insert(static_cast<int64_t>(rng() % static_cast<uint64_t>(nrows)));
+    rows.assign(pick.begin(), pick.end());
+  }
+  auto cpu = nan_outputs(p, shape);
+  OracleCase oc{p, shape, inputs, weights, cpu, rows};
+  oracle(oc);
+  if (rows.empty())
+    for (int64_t r = 0; r < nrows; ++r) rows.push_back(r);
+  e.rows_checked_by_oracle = rows.size();
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    // An output judged by a comparator (topk's indices) may have several right answers, so the two
+    // references need not agree element by element: only value outputs are compared here.
+    if (!p.outputs[i].comparator.empty()) continue;
+    const auto sh = p.tensor_shape(p.outputs[i], shape);
+    const int64_t row_len = sh.back();
+    if (static_cast<int64_t>(e.values[i].size()) / std::max<int64_t>(row_len, 1) != nrows)
+      throw std::logic_error("problem " + p.name + ": outputs with a GPU reference must share their leading dims");
+    check_agreement(p, shape, i, row_len, rows, e.values[i], cpu[i]);
+  }
+  return e;
+}
+
+}  // namespace kb

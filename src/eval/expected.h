@@ -1,0 +1,32 @@
+// The expected outputs of one case, as the parent computes them: the problem's fp64 CPU oracle in
+// full, or, when the target runs a GPU reference for the problem (deck/gpu_reference.h), the GPU's
+// values checked against the CPU oracle on the whole output (small shapes) or on a random sample
+// of rows (large ones). A disagreement is kbench's own bug, never the solution's: it throws.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+#include "deck/problem.h"
+
+namespace kb {
+
+class Target;
+
+struct ExpectedOutputs {
+  std::vector<std::vector<double>> values;  // one per output, numel long
+  bool from_gpu_reference = false;
+  size_t rows_checked_by_oracle = 0;  // rows of output 0 the CPU oracle recomputed (all when not sampled)
+};
+
+// `target` may be null (CPU oracle only). `sample_seed` picks the rows the oracle recomputes.
+ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
+                                 const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed);
+
+// Up to this many output elements (all outputs together) the CPU oracle recomputes everything;
+// above it, kSampledRows random rows plus the first and the last.
+inline constexpr int64_t kFullOracleElements = int64_t{1} << 16;
+inline constexpr int kSampledRows = 8;
+
+}  // namespace kb
