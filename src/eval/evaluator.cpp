@@ -16,6 +16,7 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/expected.h"
+#include "eval/gpu_work.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
 #include "target/compile.h"
@@ -224,6 +225,14 @@ class ShapeRun {
       sc.seconds = m.header.value("seconds", 0.0);
       judge_call(p_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
                  outs, m.header.at("settled").get<bool>(), sc);
+      if (sc.pass && o_.integrity && m.header.contains("gpu_work")) {
+        r_.gpu_work = m.header["gpu_work"];
+        if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) {
+          sc.pass = false;
+          sc.failure = v->failure;
+          sc.message = v->message;
+        }
+      }
       r_.checks.push_back(sc);
       const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
       if (!sc.pass) {
@@ -316,8 +325,18 @@ class ShapeRun {
                                                  t.throttled, 100 * pol.throttle_threshold));
     t.seconds = summarize(t.samples);
     t.tail_checks = m.header.at("tail_checks");
+    t.event_samples = m.header.value("event_samples", std::vector<double>{});
+    t.span_samples = m.header.value("span_samples", size_t{0});
     r_.timing = t;
-    if (auto why = hidden_work(m.header.at("tail_checks"))) return fail(reason::work_outside_stream, *why);
+    r_.gpu_work = m.header.value("gpu_work", json(nullptr));
+    if (!o_.integrity) {
+      // kbench's own baseline: vendor kernels and their streams are its business.
+    } else if (gpu_work_monitored(r_.gpu_work)) {
+      if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) return fail(v->failure, v->message);
+    } else if (auto why = hidden_work(m.header.at("tail_checks"))) {
+      // Without attribution (no CUPTI), the device-wide cross-check is the fallback.
+      return fail(reason::work_outside_stream, *why);
+    }
     const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
                                       ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
     r_.roofline = rp;
@@ -332,6 +351,8 @@ class ShapeRun {
   ShapeResult& r_;
   WorkerArgs args_;
   const Target* target_ = nullptr;
+  // The kernels the solution's library defines (provenance); null when they could not be listed.
+  const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;

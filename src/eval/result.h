@@ -41,6 +41,8 @@ inline constexpr const char* exported_runtime_symbol = "exported_runtime_symbol"
 inline constexpr const char* sandbox_violation = "sandbox_violation";              // worker killed by its seccomp filter
 inline constexpr const char* channel_forged = "channel_forged";                    // a reply without a valid HMAC
 inline constexpr const char* output_changed_after_return = "output_changed_after_return";  // deferred writes
+inline constexpr const char* foreign_kernel = "foreign_kernel";  // ran a kernel its library does not define (CUPTI)
+inline constexpr const char* l2_persistence = "l2_persistence";  // persisting-L2 access policy window (CUPTI)
 }  // namespace reason
 
 struct SeedCheck {
@@ -64,6 +66,9 @@ struct ShapeResult {
   std::optional<TimingRecord> timing;
   std::optional<RooflinePoint> roofline;
   double flops = 0, bytes = 0;
+  // The GPU work the worker attributed to the solution over the timed run (eval/gpu_work.h), or
+  // over the checks when there was no timing; null on targets without attribution.
+  nlohmann::json gpu_work;
 };
 
 struct BuildRecord {

@@ -34,6 +34,18 @@ struct TimingPolicy {
   bool blocking_kernel = true;
 };
 
+// The cold time of one sample. `event_seconds` is the CUDA-event (or host) interval around the
+// call; `span_seconds`, when the target attributes GPU work (cuda with CUPTI), is the GPU time from
+// the start of the solution's first kernel/copy to the end of its last. The span leaves out the
+// fixed ~0.5-1 us between the start event and the first kernel (what Nsight Compute's
+// gpu__time_duration also leaves out, and what dominates a 4 us kernel's event time), so it is
+// used when the two agree up to that overhead. When the event time exceeds the span by more than
+// kSpanAgreement* (work in the stream that is not a kernel or copy, e.g. a host function the
+// solution enqueued before its kernels), the event time stands: it can only be longer.
+inline constexpr double kSpanAgreementSeconds = 3e-6;
+inline constexpr double kSpanAgreementFraction = 0.05;
+double cold_sample_seconds(double event_seconds, double span_seconds /* NaN when unknown */, bool* used_span);
+
 nlohmann::json to_json(const TimingPolicy& p);
 TimingPolicy timing_policy_from_json(const nlohmann::json& j);  // the inverse of to_json
 
@@ -63,6 +75,10 @@ struct TimingRecord {
   size_t hot_calls = 0;
   std::string hot_mode;            // "graph", "stream" or "loop"
   nlohmann::json tail_checks = nlohmann::json::array();  // the device-wide cross-checks, as measured
+  // The event times of the kept samples (equal to `samples` where no activity span was used), and
+  // how many samples took the activity span (cold_sample_seconds).
+  std::vector<double> event_samples;
+  size_t span_samples = 0;
 };
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);
