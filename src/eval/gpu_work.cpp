@@ -25,6 +25,10 @@ std::string listed(const std::vector<std::string>& names) {
 
 void WorkLedger::add(const std::vector<GpuWork>& work) {
   for (const auto& w : work) {
+    if (w.unrecorded) {
+      ++unrecorded_;
+      continue;
+    }
     ++records_;
     if (w.kernel) kernels_.insert(w.name);
     // A kernel the solution's own kernel launched from the GPU runs on a device-side stream;
@@ -38,12 +42,15 @@ void WorkLedger::add(const std::vector<GpuWork>& work) {
 nlohmann::json WorkLedger::to_json(const std::string& monitor_status) const {
   nlohmann::json v = nlohmann::json::array();
   for (const auto& [kind, name] : violations_) v.push_back({{"kind", kind}, {"name", name}});
-  return {{"monitor", monitor_status}, {"kernels", kernels_}, {"records", records_}, {"violations", v}};
+  return {{"monitor", monitor_status}, {"kernels", kernels_}, {"records", records_},
+          {"calls_with_unrecorded_stream_work", unrecorded_}, {"violations", v}};
 }
 
 double WorkLedger::span_seconds(const std::vector<GpuWork>& work) {
   if (work.empty()) return std::numeric_limits<double>::quiet_NaN();
   uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+  for (const auto& w : work)
+    if (w.unrecorded) return std::numeric_limits<double>::quiet_NaN();
   for (const auto& w : work) {
     lo = std::min(lo, w.start_ns);
     hi = std::max(hi, w.end_ns);

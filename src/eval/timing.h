@@ -36,15 +36,17 @@ struct TimingPolicy {
 
 // The cold time of one sample. `event_seconds` is the CUDA-event (or host) interval around the
 // call; `span_seconds`, when the target attributes GPU work (cuda with CUPTI), is the GPU time from
-// the start of the solution's first kernel/copy to the end of its last. The span leaves out the
-// fixed ~0.5-1 us between the start event and the first kernel (what Nsight Compute's
-// gpu__time_duration also leaves out, and what dominates a 4 us kernel's event time), so it is
-// used when the two agree up to that overhead. When the event time exceeds the span by more than
-// kSpanAgreement* (work in the stream that is not a kernel or copy, e.g. a host function the
-// solution enqueued before its kernels), the event time stands: it can only be longer.
-inline constexpr double kSpanAgreementSeconds = 3e-6;
-inline constexpr double kSpanAgreementFraction = 0.05;
-double cold_sample_seconds(double event_seconds, double span_seconds /* NaN when unknown */, bool* used_span);
+// the start of the solution's first kernel/copy/memset to the end of its last (NaN when unknown,
+// or when the call enqueued stream work that no record covers: a host function, a wait, a graph
+// launch; see GpuWork::unrecorded). The span leaves out the fixed time between the start event and
+// the first kernel (launch and the activity tracing's own cost: ~0.7-2.5 us on an H100, what made
+// a 6 us kernel read 11% slower than Nsight Compute's gpu__time_duration, which leaves it out too),
+// so it is used whenever it is known and not longer than the events. As a last guard, events that
+// exceed the span by more than max(kSpanAgreementSeconds, kSpanAgreementFraction of the events)
+// stand: a gap that large is not launch overhead.
+inline constexpr double kSpanAgreementSeconds = 20e-6;
+inline constexpr double kSpanAgreementFraction = 0.25;
+double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span);
 
 nlohmann::json to_json(const TimingPolicy& p);
 TimingPolicy timing_policy_from_json(const nlohmann::json& j);  // the inverse of to_json

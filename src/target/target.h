@@ -46,6 +46,9 @@ struct GpuWork {
   bool in_call = true;         // launched by kb_run itself (false: by another thread of the solution)
   bool device_launched = false;  // launched from the GPU (dynamic parallelism)
   bool persisting_l2 = false;    // launched with an access policy window that marks lines persisting
+  // A marker, not a record: the call enqueued stream work that no activity record covers (a host
+  // function, a wait, a graph launch), so the span of the records does not time it.
+  bool unrecorded = false;
   uint64_t start_ns = 0, end_ns = 0;  // GPU timestamps
 };
 

@@ -31,10 +31,58 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
-void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+// Stream-ordered work that is neither a kernel, a copy nor a memset, so that no activity record
+// covers its time: host functions, waits on events or memory values, graph launches (which may
+// hold host nodes). A call that enqueues any of these is timed by its events, not by the span of
+// its records (eval/timing.h).
+bool holds_unrecorded_stream_work(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    switch (id) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_v5000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+        return true;
+      default:
+        return false;
+    }
+  }
+  switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void CUPTIAPI api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  if (cb->callbackSite == CUPTI_API_ENTER && g_monitor) g_monitor->on_api_enter(cb->correlationId);
+  if (cb->callbackSite == CUPTI_API_ENTER && g_monitor)
+    g_monitor->on_api_enter(cb->correlationId, holds_unrecorded_stream_work(domain, id));
 }
 
 bool ok(CUptiResult r, const char* what, std::string* why) {
@@ -65,7 +113,9 @@ KernelMonitor* KernelMonitor::start(cudaStream_t stream, std::string* why) {
       !ok(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API), "cuptiEnableDomain(driver)", why) ||
       !ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(kernel)", why) ||
       !ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(memcpy)", why) ||
-      !ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(memset)", why)) {
+      !ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(memset)", why) ||
+      // Without it, kernel records carry no access policy window (l2_persistence).
+      !ok(cuptiActivityEnableLaunchAttributes(1), "cuptiActivityEnableLaunchAttributes", why)) {
     delete m;  // a half-started CUPTI stays as it is; the worker goes on without attribution
     return nullptr;
   }
@@ -78,11 +128,12 @@ KernelMonitor* KernelMonitor::start(cudaStream_t stream, std::string* why) {
 
 void KernelMonitor::mark_call(bool inside) { t_in_call = inside; }
 
-void KernelMonitor::on_api_enter(uint32_t correlation_id) {
+void KernelMonitor::on_api_enter(uint32_t correlation_id, bool unrecorded_stream_work) {
   const bool worker = std::this_thread::get_id() == g_worker_thread;
   if (worker && !t_in_call) return;  // kbench's own launch (or kb_setup's): not attributed
   std::lock_guard<std::mutex> lock(mu_);
   origins_[correlation_id] = Origin{worker, generation_};
+  unrecorded_stream_work_ = unrecorded_stream_work_ || unrecorded_stream_work;
 }
 
 void KernelMonitor::on_record(const void* record) {
@@ -150,6 +201,14 @@ std::vector<GpuWork> KernelMonitor::collect() {
     it = it->second.seen && it->second.generation < generation_ ? origins_.erase(it) : std::next(it);
   std::vector<GpuWork> out;
   out.swap(work_);
+  if (unrecorded_stream_work_) {
+    GpuWork w;
+    w.name = "stream work without activity records (host function, wait, graph launch)";
+    w.kernel = false;
+    w.unrecorded = true;
+    out.push_back(std::move(w));
+    unrecorded_stream_work_ = false;
+  }
   return out;
 }
 

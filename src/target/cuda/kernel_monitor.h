@@ -38,7 +38,7 @@ class KernelMonitor {
   std::vector<GpuWork> collect();
 
   // Called by CUPTI (static trampolines in the .cpp).
-  void on_api_enter(uint32_t correlation_id);
+  void on_api_enter(uint32_t correlation_id, bool unrecorded_stream_work);
   void on_record(const void* record);
 
  private:
@@ -55,6 +55,7 @@ class KernelMonitor {
   std::unordered_map<uint32_t, Origin> origins_;
   std::vector<GpuWork> work_;
   uint64_t generation_ = 0;
+  bool unrecorded_stream_work_ = false;  // since the last collect()
   uint32_t stream_id_ = 0;
 };
 
