@@ -11,8 +11,8 @@
 //   F="-std=c++17 -O3 -shared -Xcompiler -fPIC --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -Iinclude"
 //   for s in cuda-wgmma cuda-wgmma-fast-accum cuda-mma-sync; do nvcc $F -o /tmp/$s.so problems/fp8_gemm/solutions/$s/solution.cu; done
 //   nvcc $F -o /tmp/baseline.so problems/fp8_gemm/baseline.cu -lcublasLt
-//   nvcc -std=c++17 -O3 --fmad=false -Xcompiler -fopenmp -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude \
-//     -o /tmp/fp8_calib_gpu problems/fp8_gemm/calibrate_gpu.cu -ldl -lgomp
+//   nvcc -std=c++17 -O3 --fmad=false -Xcompiler -fopenmp -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude
+//     -o /tmp/fp8_calib_gpu problems/fp8_gemm/calibrate_gpu.cu -ldl -lgomp       (one command)
 //   /tmp/fp8_calib_gpu /tmp/cuda-wgmma.so /tmp/cuda-wgmma-fast-accum.so /tmp/cuda-mma-sync.so /tmp/baseline.so
 #include <dlfcn.h>
 #include <cstdio>
