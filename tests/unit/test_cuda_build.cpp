@@ -60,7 +60,9 @@ TEST_P(DeckCudaBuild, CompilesWithNvcc) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
-                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32"),
+                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32",
+                                         "fp8_gemm/solutions/cuda-wgmma", "fp8_gemm/solutions/cuda-mma-sync",
+                                         "fp8_gemm/solutions/exploit-cuda-bf16-upcast"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)
