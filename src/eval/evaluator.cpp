@@ -15,7 +15,9 @@
 #include "core/version.h"
 #include "deck/generate.h"
 #include "deck/registry.h"
+#include "eval/annotate.h"
 #include "eval/expected.h"
+#include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
 #include "target/compile.h"
@@ -414,6 +416,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
                                   "the real one):{}", n_bad, n_bad == 1 ? "" : "s", bad));
     }
 
+    // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
+    if (r.target == "cuda") {
+      r.sass = inspect_sass(b.library);
+      if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
+        return finish(v->verdict, v->failure, v->message);
+    }
+
     std::optional<Ceilings> ceilings;
     if (o.bench) {
       // measure = false: scoring uses the datasheet (cuda) and must not wait ~a minute for the GPU's
@@ -464,6 +473,7 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
 
 EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
   EvalResult r = evaluate_build(p, solution_dir, o, {});
+  r.annotation = annotate(p, r);
   if (!o.bench || !o.baseline || r.target.empty()) return r;
   try {
     auto staged = stage_baseline(p, r.target, o.work_dir);
