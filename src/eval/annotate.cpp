@@ -17,7 +17,12 @@ namespace av = annotation_verdict;
 // Evidence is for a reader: a handful of items makes the point, a hundred hides it.
 constexpr size_t kMaxEvidence = 12;
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+// The message's first line, without the colon that introduces the list after it.
+std::string first_line(const std::string& s) {
+  std::string l = s.substr(0, s.find('\n'));
+  while (!l.empty() && (l.back() == ':' || l.back() == ' ')) l.pop_back();
+  return l;
+}
 
 std::string counts(const std::map<std::string, size_t>& m) {
   std::string s;

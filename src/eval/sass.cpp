@@ -267,7 +267,7 @@ json to_json(const SassReport& r) {
 std::optional<fs::path> find_cuobjdump(std::string* looked) {
   std::vector<std::string> tried;
   auto executable = [&](const fs::path& p) {
-    tried.push_back(p.string());
+    if (std::find(tried.begin(), tried.end(), p.string()) == tried.end()) tried.push_back(p.string());
     std::error_code ec;
     return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
   };
@@ -283,6 +283,7 @@ std::optional<fs::path> find_cuobjdump(std::string* looked) {
     if (executable(candidate)) return done(candidate);
   }
   if (const char* path = std::getenv("PATH")) {
+    const size_t beside_nvcc = tried.size();
     std::string_view rest = path;
     while (!rest.empty()) {
       const size_t colon = rest.find(':');
@@ -292,6 +293,8 @@ std::optional<fs::path> find_cuobjdump(std::string* looked) {
       const fs::path candidate = fs::path(dir) / "cuobjdump";
       if (executable(candidate)) return done(candidate);
     }
+    tried.resize(beside_nvcc);  // every PATH folder is too long a list for a message
+    tried.push_back("cuobjdump on $PATH");
   }
   return done(std::nullopt);
 }

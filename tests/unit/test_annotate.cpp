@@ -106,7 +106,9 @@ TEST(Annotate, MissingRequiredInstructionIsARubricLeakWithTheSassLines) {
   EXPECT_TRUE(has_evidence(a, "message", "required one of [QGMMA]")) << kb::to_json(a).dump(2);
   EXPECT_TRUE(has_evidence(a, "sass", "HMMA.16816.F32.BF16")) << kb::to_json(a).dump(2);
   for (const auto& e : a.evidence) {
-    if (e.kind == "sass") EXPECT_FALSE(e.kernel.empty());
+    if (e.kind == "sass") {
+      EXPECT_FALSE(e.kernel.empty());
+    }
   }
 }
 

@@ -86,7 +86,7 @@ TEST(SassParse, AmpereMmaSyncClasses) {
   EXPECT_GT(h.instructions, 10u);
   ASSERT_EQ(h.evidence.size(), 1u);
   EXPECT_NE(h.evidence[0].find("HMMA.16816.F32.BF16"), std::string::npos) << h.evidence[0];
-  EXPECT_EQ(h.registers, 18);
+  EXPECT_EQ(h.registers, 16);  // mma_sync_sm_80.res: REG:16
   EXPECT_EQ(h.shared_bytes, 0);
 }
 
@@ -278,4 +278,22 @@ TEST(SassReport, JsonCarriesFactsPerKernel) {
   EXPECT_EQ(k["local_stores"], 0);
   EXPECT_EQ(k["demangled"], "tma_copy(void const*, void const*, float const*, float*)");
   EXPECT_EQ(j["required"][0]["satisfied"], true);
+}
+
+// The check's proof pair, as cuobjdump printed the two fixture solutions built for sm_90a
+// (tests/fixtures/sass/solutions; test_sass_build.cpp does the same live where cuobjdump exists).
+TEST(RequiredInstructions, Bf16UpcastExploitFailsAndHonestFp8WgmmaPasses) {
+  kb::SassReport exploit = report_of("exploit-bf16-upcast_sm_90a");
+  ASSERT_EQ(exploit.listing.kernels.size(), 1u);
+  EXPECT_EQ(exploit.listing.kernels[0].demangled,
+            "(anonymous namespace)::fp8_gemm_tile(__nv_fp8_e4m3 const*, __nv_fp8_e4m3 const*, float*)");
+  auto v = kb::check_required_instructions(kRequireQgmma, kBuild, exploit);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->failure, "missing_required_instruction");
+  EXPECT_NE(v->message.find("HMMA x1"), std::string::npos) << v->message;
+  EXPECT_NE(v->message.find("fp8_gemm_tile"), std::string::npos) << v->message;
+
+  kb::SassReport honest = report_of("honest-qgmma_sm_90a");
+  EXPECT_FALSE(kb::check_required_instructions(kRequireQgmma, kBuild, honest));
+  EXPECT_EQ(honest.required.at(0).found, Classes{"QGMMA"});
 }
