@@ -385,6 +385,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     run.write_json("result.json", to_json(r, true));
     json verdict = {{"verdict", r.verdict}, {"failure", r.failure}, {"message", r.message}};
     if (r.peak_fraction_geomean) verdict["peak_fraction"] = *r.peak_fraction_geomean;
+    if (r.annotation) verdict["annotation"] = r.annotation->verdict;  // docs/annotations.md
     record["verdict"] = verdict;
     record["status"] = b.killed_at_budget ? run_status::killed_at_budget : run_status::complete;
     record["finished_at"] = iso_utc(std::chrono::system_clock::now());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 
 namespace kb::cli {
 namespace {
@@ -80,6 +81,25 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
     out << "\n  verdict " << paint(r.verdict == "fail" ? "FAIL" : "ERROR", "31;1", color) << " (" << r.failure << ")\n";
     if (r.failure != "build_error") out << "  " << r.message << "\n";
   }
+  // What the machine code holds (docs/result-schema.md `sass`) and how the run reads (docs/annotations.md).
+  if (r.sass && r.sass->available) {
+    std::map<std::string, size_t> tensor, tma;
+    for (const auto& k : r.sass->listing.kernels) {
+      for (const auto& [c, n] : k.tensor_core()) tensor[c] += n;
+      for (const auto& [c, n] : k.tma()) tma[c] += n;
+    }
+    auto list = [](const std::map<std::string, size_t>& m) {
+      std::string s;
+      for (const auto& [c, n] : m) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", c, n);
+      return s.empty() ? std::string("none") : s;
+    };
+    out << fmt::format("  sass     {} kernel{}; tensor cores: {}; TMA: {}\n", r.sass->listing.kernels.size(),
+                       r.sass->listing.kernels.size() == 1 ? "" : "s", list(tensor), list(tma));
+  } else if (r.sass) {
+    out << "  sass     not read: " << r.sass->note << "\n";
+  }
+  if (r.annotation)
+    out << fmt::format("  annotation {}{}\n", r.annotation->verdict, r.annotation->needs_review ? " (needs review)" : "");
 }
 
 }  // namespace kb::cli

@@ -495,7 +495,15 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
       // A misspelt arch would never match the GPU, silently disabling the check.
       const std::string_view s = arch.str();
       if (!is_cuda_arch(s)) fail(arch.source(), apath, fmt::format("expected a CUDA arch such as sm_90a or sm_100, found '{}'", s));
-      p.required_instructions[std::string(s)] = strings_of(list, apath);
+      auto classes = strings_of(list, apath);
+      // Classes are matched exactly against cuobjdump's upper-case opcodes (eval/sass.h): "qgmma" or
+      // "QGMMA.64x8x32" would never match and fail every solution.
+      for (const auto& c : classes)
+        if (c.empty() || c.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos ||
+            !(c[0] >= 'A' && c[0] <= 'Z'))
+          fail(list, apath, fmt::format("expected SASS instruction classes as cuobjdump prints them, upper case with no "
+                                        "modifiers (e.g. \"QGMMA\", \"HMMA\", \"UTCQMMA\"), found '{}'", c));
+      p.required_instructions[std::string(s)] = std::move(classes);
     }
   }
 }

@@ -15,8 +15,10 @@
 #include "core/version.h"
 #include "deck/generate.h"
 #include "deck/registry.h"
+#include "eval/annotate.h"
 #include "eval/expected.h"
 #include "eval/gpu_work.h"
+#include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
 #include "target/compile.h"
@@ -158,6 +160,8 @@ class ShapeRun {
     r_.bytes = p.bytes.eval(vars);
     args_ = WorkerArgs{target, p.dir, library, index};
   }
+
+  void set_library_kernels(const std::set<std::string>* names) { library_kernels_ = names; }
 
   // Returns true when the shape passed everything that was asked.
   bool run(const Target& target, const Ceilings* ceilings) {
@@ -435,6 +439,17 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
                                   "the real one):{}", n_bad, n_bad == 1 ? "" : "s", bad));
     }
 
+    // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
+    if (r.target == "cuda") {
+      r.sass = inspect_sass(b.library);
+      if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
+        return finish(v->verdict, v->failure, v->message);
+    }
+
+    // Kernel provenance compares the kernels that ran with those the library defines.
+    std::optional<std::set<std::string>> library_kernels;
+    if (r.sass && r.sass->available) library_kernels = r.sass->kernel_names();
+
     std::optional<Ceilings> ceilings;
     if (o.bench) {
       // measure = false: scoring uses the datasheet (cuda) and must not wait ~a minute for the GPU's
@@ -455,6 +470,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       r.shapes.emplace_back();
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
       ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
+      run.set_library_kernels(library_kernels ? &*library_kernels : nullptr);
       if (!run.run(*target, ceilings ? &*ceilings : nullptr) && first_failure.empty()) {
         first_failure = r.shapes.back().failure;
         first_message = fmt::format("shape {} ({}): {}", i, r.shapes.back().label, r.shapes.back().message);
@@ -485,6 +501,7 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
 
 EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
   EvalResult r = evaluate_build(p, solution_dir, o, {});
+  r.annotation = annotate(p, r);
   if (!o.bench || !o.baseline || r.target.empty()) return r;
   try {
     auto staged = stage_baseline(p, r.target, o.work_dir);

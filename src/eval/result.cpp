@@ -53,6 +53,7 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"build", {{"ok", r.build.ok}, {"cached", r.build.cached}, {"seconds", r.build.seconds},
                  {"command", r.build.command}, {"library", r.build.library},
                  {"log_excerpt", r.build.log_excerpt}}},
+      {"sass", r.sass ? to_json(*r.sass) : json(nullptr)},
       {"shapes", shapes},
       {"summary", {{"peak_fraction_geomean", opt(r.peak_fraction_geomean)},
                    {"sol_fraction_geomean", opt(r.sol_fraction_geomean)},
@@ -69,6 +70,7 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"kbench_version", r.kbench_version},
       {"started_at", r.started_at},
       {"duration_seconds", r.duration_seconds},
+      {"annotation", r.annotation ? to_json(*r.annotation) : json(nullptr)},
   };
 }
 

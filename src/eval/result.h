@@ -9,8 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/annotation.h"
 #include "eval/judge.h"
 #include "eval/roofline.h"
+#include "eval/sass.h"
 #include "eval/timing.h"
 
 namespace kb {
@@ -43,6 +45,10 @@ inline constexpr const char* channel_forged = "channel_forged";                 
 inline constexpr const char* output_changed_after_return = "output_changed_after_return";  // deferred writes
 inline constexpr const char* foreign_kernel = "foreign_kernel";  // ran a kernel its library does not define (CUPTI)
 inline constexpr const char* l2_persistence = "l2_persistence";  // persisting-L2 access policy window (CUPTI)
+// The problem's policy.required_instructions (eval/sass.h): the solution's SASS for its arch holds
+// none of the required classes (verdict fail), or no disassembler could read it (verdict error).
+inline constexpr const char* missing_required_instruction = "missing_required_instruction";
+inline constexpr const char* instructions_unverified = "instructions_unverified";
 }  // namespace reason
 
 struct SeedCheck {
@@ -90,6 +96,8 @@ struct EvalResult {
   std::string failure;              // the first failure's reason
   std::string message;
   BuildRecord build;
+  // What the built library's machine code holds (cuda target; eval/sass.h), null on host.
+  std::optional<SassReport> sass;
   std::vector<ShapeResult> shapes;
   std::optional<double> peak_fraction_geomean, sol_fraction_geomean;
   std::string regime;
@@ -104,6 +112,9 @@ struct EvalResult {
   std::string kbench_version;
   std::string started_at;           // ISO 8601 UTC
   double duration_seconds = 0;
+  // The automatic annotation (eval/annotate.h, docs/annotations.md): a verdict in KernelBench-Hard's
+  // vocabulary with the evidence behind it. Set by evaluate(), not for the baseline.
+  std::optional<Annotation> annotation;
 };
 
 nlohmann::json to_json(const EvalResult& r, bool with_samples = true);

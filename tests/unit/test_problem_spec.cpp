@@ -347,6 +347,9 @@ TEST_F(ProblemSpec, TargetsFromAKnownSet) {
 
 TEST_F(ProblemSpec, PolicyArchKeysAreChecked) {
   expect_error(patch("sm_90a =", "sm90a ="), {"policy.required_instructions.sm90a", "sm_90a"});
+  // Classes are matched exactly against cuobjdump's opcodes: lower case or modifiers never match.
+  expect_error(patch("[\"FFMA\"]", "[\"qgmma\"]"), {"policy.required_instructions.sm_90a", "'qgmma'", "upper case"});
+  expect_error(patch("[\"FFMA\"]", "[\"QGMMA.64x8x32\"]"), {"policy.required_instructions.sm_90a", "'QGMMA.64x8x32'"});
 }
 
 // The complete example of docs/problem-format.md must stay valid as the format evolves.
