@@ -9,6 +9,7 @@
 
 #include "deck/generate.h"
 #include "deck/problem.h"
+#include "deck/registry.h"
 #include "eval/comparator.h"
 #include "eval/poison.h"
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/prompt.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "deck/registry.h"
@@ -31,6 +32,20 @@ TEST(DeckTopk, CostMatchesAHandCount) {
   EXPECT_EQ(p.flops.eval(v), 131072.0);
   EXPECT_EQ(p.bytes.eval(v), 131072.0 * 4 + 64.0 * (4 + 8));
   EXPECT_EQ(p.outputs[1].comparator, "topk_indices");
+}
+
+TEST(DeckTopk, PromptStatesTheJudgedRulesAndEveryShape) {
+  using namespace std::chrono_literals;
+  const kb::Problem p = load();
+  for (const char* target : {"host", "cuda"}) {
+    const std::string text = kb::render_prompt(p, kb::PromptContext{target, "Test device", 45min});
+    EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+    for (const char* must : {"`values`: every element within atol + rtol * |ref| of the fp64 reference, atol = 0, rtol = 0",
+                             "`indices`: judged by the problem's `topk_indices` comparator: each index must be a column",
+                             "batch = 1, n = 131072, k = 64", "(denormals)", "(ties across the k-th value)",
+                             "3 fixed seeds plus 1 secret seed", "./kbench check", "./kbench bench", "ncu"})
+      EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
+  }
 }
 
 TEST(DeckTopk, OracleMatchesHandComputedTopK) {

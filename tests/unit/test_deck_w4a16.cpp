@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "agent/prompt.h"
 #include "core/float_formats.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
@@ -41,6 +42,16 @@ TEST(DeckW4a16, CostMatchesAHandCount) {
   EXPECT_EQ(p.flops.eval(v), 2.0 * 256 * 12288 * 4096);
   // x: 256*4096 bf16; w_q: 4096*12288 nibbles; scales and zeros: 32*12288 bf16 each; y: 256*12288 bf16.
   EXPECT_EQ(p.bytes.eval(v), 2.0 * 256 * 4096 + 4096.0 * 12288 / 2 + 2.0 * 2 * 32 * 12288 + 2.0 * 256 * 12288);
+}
+
+TEST(DeckW4a16, PromptStatesTheToleranceAndEveryShape) {
+  using namespace std::chrono_literals;
+  const kb::Problem p = load();
+  const std::string text = kb::render_prompt(p, kb::PromptContext{"cuda", "NVIDIA H100 80GB HBM3", 45min});
+  EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+  for (const char* must : {"atol = 0.02, rtol = 0.0078125", "M = 256, N = 12288, K = 4096", "M = 16, N = 14336, K = 4096",
+                           "low nibble", "memory-bound", "no cuBLAS", "./kbench check", "ncu"})
+    EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
 }
 
 TEST(DeckW4a16, GeneratedWeightsAreTheDocumentedQuantizationOfOneMatrix) {
