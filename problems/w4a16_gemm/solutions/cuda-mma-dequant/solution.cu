@@ -15,8 +15,9 @@
 //   narrow_m (M <= 32, memory-bound: the weights are the traffic). A warp covers 128 columns (each
 //     lane 16 bytes of a w_q row, so a warp reads whole 128-byte lines) and 16 rows of y; the 8
 //     warps of a block split K, and k_split blocks split it further; partial sums meet in shared
-//     memory, then in an fp32 scratch buffer in global memory, where the last block of each tile
-//     (an atomic ticket) converts to bf16 and zeroes the scratch again for the next call.
+//     memory (plain stores and adds: fp32 atomics on shared memory are compare-and-swap loops),
+//     then in an fp32 scratch buffer in global memory, where the last block of each tile (an
+//     atomic ticket) converts to bf16 and zeroes the scratch again for the next call.
 //   tiled (M > 32, compute-bound): 64 x 128 tiles, 4 warps of 64 x 32; x staged through shared
 //     memory in chunks of 64 k (cp.async, double-buffered) and read with ldmatrix; each warp keeps
 //     the w_q words of the next two chunks in flight.
@@ -64,6 +65,11 @@ __device__ __forceinline__ uint32_t load_x_pair(const uint16_t* __restrict__ x, 
 // Fragment c (0..15) stands for the warp's column 16 j + c at fragment column j.
 constexpr int kNarrowCols = 128;  // columns per warp and per block
 constexpr int kNarrowWarps = 8;   // warps per block, each a slice of the block's K range
+constexpr int kPartialStride = kNarrowCols + 4;  // floats per row of a partial tile
+
+// Where (row, col) of a partial tile lives: one padding float per 32 columns and 4 per row make the
+// bank of a fragment register's element 4 g + t + c (mod 32), different for the 32 lanes.
+__device__ __forceinline__ int partial(int row, int col) { return row * kPartialStride + col + col / 32; }
 
 __global__ void __launch_bounds__(32 * kNarrowWarps) narrow_m(const uint16_t* __restrict__ x,
                                                               const uint8_t* __restrict__ w_q,
@@ -71,13 +77,14 @@ __global__ void __launch_bounds__(32 * kNarrowWarps) narrow_m(const uint16_t* __
                                                               const uint16_t* __restrict__ zeros, int M, int N, int K,
                                                               float* scratch, unsigned* tickets,
                                                               __nv_bfloat16* __restrict__ y) {
-  __shared__ float tile[16 * kNarrowCols];
+  // Partial sums of warps 0-3, to which warps 4-7 add theirs; padded so that a warp's 32 stores of
+  // one fragment register hit 32 different banks (see partial()).
+  __shared__ float partials[4][16 * kPartialStride];
   __shared__ bool last;
-  const int lane = threadIdx.x, g = lane / 4, t = lane % 4, tid = threadIdx.y * 32 + lane;
+  const int lane = threadIdx.x, g = lane / 4, t = lane % 4, warp = threadIdx.y, tid = warp * 32 + lane;
   const int m0 = blockIdx.y * 16, n0 = blockIdx.x * kNarrowCols;
   const int k_slice = K / (gridDim.z * kNarrowWarps);
-  const int k_begin = (blockIdx.z * kNarrowWarps + threadIdx.y) * k_slice, steps = k_slice / 16;
-  for (int i = tid; i < 16 * kNarrowCols; i += blockDim.x * blockDim.y) tile[i] = 0.f;
+  const int k_begin = (blockIdx.z * kNarrowWarps + warp) * k_slice, steps = k_slice / 16;
 
   const uint8_t* wcol = w_q + n0 + 16 * g;
   auto load_w = [&](uint4 (&w)[2], int step) {
@@ -129,26 +136,46 @@ __global__ void __launch_bounds__(32 * kNarrowWarps) narrow_m(const uint16_t* __
       next1[i] = next2[i];
     }
   }
-  __syncthreads();  // the tile is zeroed
-  // Fragment c, fragment columns 2t and 2t + 1: the warp's columns 16 (2t) + c and 16 (2t + 1) + c.
+  // Sum the 8 warps' partial tiles without atomics: warps 4-7 store, warps 0-3 add theirs in place,
+  // then each element is the sum of the 4 slots. Fragment c, fragment columns 2t and 2t + 1: the
+  // warp's columns 16 (2t) + c and 16 (2t + 1) + c, rows g and g + 8.
+  if (warp >= 4) {
+    float* slot = partials[warp - 4];
 #pragma unroll
-  for (int c = 0; c < 16; ++c) {
-    const int col = 32 * t + c;
-    atomicAdd(&tile[g * kNarrowCols + col], acc[c][0]);
-    atomicAdd(&tile[g * kNarrowCols + col + 16], acc[c][1]);
-    atomicAdd(&tile[(g + 8) * kNarrowCols + col], acc[c][2]);
-    atomicAdd(&tile[(g + 8) * kNarrowCols + col + 16], acc[c][3]);
+    for (int c = 0; c < 16; ++c) {
+      slot[partial(g, 32 * t + c)] = acc[c][0];
+      slot[partial(g, 32 * t + c + 16)] = acc[c][1];
+      slot[partial(g + 8, 32 * t + c)] = acc[c][2];
+      slot[partial(g + 8, 32 * t + c + 16)] = acc[c][3];
+    }
   }
   __syncthreads();
+  if (warp < 4) {
+    float* slot = partials[warp];
+#pragma unroll
+    for (int c = 0; c < 16; ++c) {
+      slot[partial(g, 32 * t + c)] += acc[c][0];
+      slot[partial(g, 32 * t + c + 16)] += acc[c][1];
+      slot[partial(g + 8, 32 * t + c)] += acc[c][2];
+      slot[partial(g + 8, 32 * t + c + 16)] += acc[c][3];
+    }
+  }
+  __syncthreads();
+  auto block_sum = [&](int row, int col) {
+    const int at = partial(row, col);
+    return (partials[0][at] + partials[1][at]) + (partials[2][at] + partials[3][at]);
+  };
   const int rows = min(16, M - m0), threads = blockDim.x * blockDim.y;
   if (gridDim.z == 1) {
     for (int i = tid; i < rows * kNarrowCols; i += threads)
-      y[static_cast<int64_t>(m0 + i / kNarrowCols) * N + n0 + i % kNarrowCols] = __float2bfloat16_rn(tile[i]);
+      y[static_cast<int64_t>(m0 + i / kNarrowCols) * N + n0 + i % kNarrowCols] =
+          __float2bfloat16_rn(block_sum(i / kNarrowCols, i % kNarrowCols));
     return;
   }
   // Split K across blocks: add into the scratch tile; the last block to arrive writes y and zeroes it.
   for (int i = tid; i < rows * kNarrowCols; i += threads)
-    atomicAdd(&scratch[static_cast<int64_t>(m0 + i / kNarrowCols) * N + n0 + i % kNarrowCols], tile[i]);
+    atomicAdd(&scratch[static_cast<int64_t>(m0 + i / kNarrowCols) * N + n0 + i % kNarrowCols],
+              block_sum(i / kNarrowCols, i % kNarrowCols));
   __threadfence();
   __syncthreads();
   const unsigned ticket_index = blockIdx.y * gridDim.x + blockIdx.x;
