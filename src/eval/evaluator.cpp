@@ -16,6 +16,7 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/annotate.h"
+#include "eval/comparator.h"
 #include "eval/expected.h"
 #include "eval/gpu_work.h"
 #include "eval/sass.h"
@@ -49,6 +50,7 @@ struct Case {
   uint64_t seed = 0;
   std::vector<uint64_t> input_hashes;
   std::vector<std::vector<double>> expected;
+  std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
 };
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
@@ -58,6 +60,7 @@ Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostT
   auto inputs = generate_inputs(p, shape, seed);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
   c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
+  if (uses_comparator(p)) c.inputs = std::move(inputs);
   return c;
 }
 
@@ -75,9 +78,9 @@ std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape,
 }
 
 // Judges one call: return code, fingerprints, then every output. Fills failure/message.
-void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
-                const std::vector<uint64_t>& weight_expect, const std::vector<HostTensor>& outs, bool settled,
-                SeedCheck& sc) {
+void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, const Case& c,
+                int rc, const json& input_hashes, const json& weight_hashes, const std::vector<uint64_t>& weight_expect,
+                const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
   sc.pass = false;
   if (rc != 0) {
     sc.failure = reason::run_error;
@@ -106,9 +109,8 @@ void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashe
     }
   static const std::vector<int64_t> all_rows;
   sc.pass = true;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    sc.outputs.push_back(judge_output(p.outputs[i], outs[i], c.expected[i], all_rows));
-    const auto& v = sc.outputs.back();
+  sc.outputs = judge_outputs(p, shape, c.inputs, weights, outs, c.expected, all_rows);
+  for (const auto& v : sc.outputs) {
     if (!v.pass && sc.pass) {
       sc.pass = false;
       sc.failure = v.failure;
@@ -227,8 +229,8 @@ class ShapeRun {
       sc.seed = seed;
       sc.secret = secret;
       sc.seconds = m.header.value("seconds", 0.0);
-      judge_call(p_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, m.header.at("settled").get<bool>(), sc);
+      judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
+                 weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
       if (sc.pass && o_.integrity && m.header.contains("gpu_work")) {
         r_.gpu_work = m.header["gpu_work"];
         if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) {
@@ -293,8 +295,8 @@ class ShapeRun {
         return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge_call(p_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, rc.at("settled").get<bool>(), sc);
+      judge_call(p_, shape_, weights_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"),
+                 weight_hashes_, outs, rc.at("settled").get<bool>(), sc);
       if (!sc.pass) {
         const size_t it = rc.at("iteration");
         const size_t set = it % sets.size();
@@ -405,6 +407,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (!p.supports(r.target))
       return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
     require_generators(p);
+    require_comparators(p);
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 

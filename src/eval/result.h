@@ -33,6 +33,7 @@ inline constexpr const char* weights_modified = "weights_modified";
 inline constexpr const char* mismatch = "mismatch";
 inline constexpr const char* nan = "nan";
 inline constexpr const char* rel_l2 = "rel_l2";
+inline constexpr const char* comparator = "comparator";  // an output's named comparator rejected it (comparator.h)
 inline constexpr const char* timed_output_wrong = "timed_output_wrong";
 inline constexpr const char* impossible_time = "impossible_time";
 inline constexpr const char* work_outside_stream = "work_outside_stream";  // device busy after the stream was done
