@@ -15,6 +15,7 @@
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "deck/registry.h"
+#include "agent/prompt.h"
 #include "eval/judge.h"
 #include "target/target.h"
 
@@ -192,6 +193,19 @@ TEST(DeckKda, ToleranceRejectsZeroAndDroppedTermsAndAcceptsTheRoundedOracle) {
   const auto no_decay = judge(with(3, 0.0));  // exp(g) taken as 1
   EXPECT_EQ(no_decay.failure, "mismatch") << no_decay.message;
   EXPECT_GT(no_decay.failed, no_decay.checked / 2);
+}
+
+// The prompt renders for the cuda target with the numbers the judge enforces and every shape.
+TEST(DeckKda, PromptCarriesTheJudgedNumbersAndEveryShape) {
+  const kb::Problem p = load();
+  using namespace std::chrono_literals;
+  const std::string text = kb::render_prompt(p, kb::PromptContext{"cuda", "NVIDIA H100 80GB HBM3", 45min});
+  EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+  for (const char* must : {"NVIDIA H100 80GB HBM3", "solution.cu", "atol = 0.002", "rtol = 0.02", "<= 0.01 over the whole",
+                           "B = 8, T = 1024, H = 32, K = 128, V = 128", "B = 2, T = 4096", "B = 1, T = 8192",
+                           "B = 2, T = 3000", "3 fixed seeds plus 1 secret seed", "naive_recurrent_kda", "memory-bound",
+                           "./kbench check", "./kbench bench", "ncu", "c->outputs[0]"})
+    EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
 }
 
 }  // namespace
