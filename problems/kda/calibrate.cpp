@@ -3,7 +3,7 @@
 // (b, h) sequences of every shape, and prints their errors against the fp64 recurrence.
 // Not part of the build (CMake compiles only reference.cpp, reference.cu and generators.cpp); run with
 //   g++ -std=c++20 -O2 -march=native -fopenmp -Isrc -Iinclude -o /tmp/kda_calib problems/kda/calibrate.cpp
-//   /tmp/kda_calib [seeds=3] [sequences per shape=4]
+//   /tmp/kda_calib [seeds=3] [sequences per shape=4] [atol rtol]   (CALIBRATION.md: /tmp/kda_calib 3 4 2e-3 2e-2)
 // The shapes and generator parameters below must match problem.toml.
 //
 // Implementations (outputs rounded to bf16 as the solution's output is):
@@ -14,8 +14,10 @@
 //              fp32 accumulation, as flash-linear-attention's chunk_kda stores them (w, u, the inverse
 //              of the chunk's triangular system, Aqk, the chunk states h and v_new in bf16): the
 //              least precise honest tensor-core implementation the tolerance must accept.
+//   rec_bf16_state  the fp32 recurrence with the state rounded to bf16 after every token.
 //   no_beta    the recurrence with beta = 1 (a kernel that ignores beta), fp64.
 //   no_decay   the recurrence with g = 0 (a kernel that ignores the decay), fp64.
+//   chunk_local the chunked form with the state reset at every chunk (attention within chunks only).
 //   zero       an all-zero output.
 #include <algorithm>
 #include <cmath>
