@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const float u = bt * (__bfloat162float(cur.v) - ks);
     for (int r = 0; r < kRows; ++r) s[r] = fmaf(kf[r], u, s[r]);
     if (kg == 0) o[row * V + column] = __float2bfloat16(scale * fmaf(qk, u, qs));
-    cur = next;
+    if (t + 1 < T) cur = next;
   }
 }
 
