@@ -89,6 +89,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 
   StepInputs cur, next;
   load_step<kUseDecay>(cur, q, k, v, decay, beta, (b * T) * H + h, kg, column, V);
+  next = cur;  // stays a copy of the last step's inputs when there is no step after it
   for (int64_t t = 0; t < T; ++t) {
     const int64_t row = (b * T + t) * H + h;
     if (t + 1 < T) load_step<kUseDecay>(next, q, k, v, decay, beta, row + H, kg, column, V);
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const float u = bt * (__bfloat162float(cur.v) - ks);
     for (int r = 0; r < kRows; ++r) s[r] = fmaf(kf[r], u, s[r]);
     if (kg == 0) o[row * V + column] = __float2bfloat16(scale * fmaf(qk, u, qs));
-    if (t + 1 < T) cur = next;
+    cur = next;
   }
 }
 
