@@ -20,7 +20,7 @@ std::filesystem::path source_root() {
 #ifdef KBENCH_SOURCE_DIR
   return KBENCH_SOURCE_DIR;
 #else
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  return std::filesystem::path(KBENCH_SOURCE_DIR);
 #endif
 }
 
