@@ -153,5 +153,6 @@ int main(int argc, char** argv) {
       std::printf("  %-48s max abs err %.3g  max rel err (|e| > 0.1) %.3g  max excess %.3g%s\n", kNames[k], st[k].max_abs,
                   st[k].max_rel, st[k].max_excess,
                   k >= 4 ? (" (smallest over seeds " + std::to_string(min_exploit[k - 4]) + ")").c_str() : "");
+    std::fflush(stdout);
   }
 }

@@ -233,5 +233,6 @@ int main(int argc, char** argv) {
       std::printf("  %-36s max abs err %.3g  max rel err (|e| > 0.05) %.3g  max excess %.3g%s\n", names[k],
                   st[k].max_abs, st[k].max_rel, st[k].max_excess,
                   k >= 3 && k < 6 ? (" (smallest over seeds " + std::to_string(min_exploit_excess[k - 3]) + ")").c_str() : "");
+    std::fflush(stdout);
   }
 }

@@ -60,7 +60,10 @@ TEST_P(DeckCudaBuild, CompilesWithNvcc) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
-                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32"),
+                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32",
+                                         "paged_attention/solutions/cuda-split-k",
+                                         "paged_attention/solutions/cuda-warp-per-head",
+                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)
