@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/prompt.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "deck/registry.h"
@@ -129,6 +130,15 @@ TEST(DeckMoeSwiglu, OracleMatchesAHandComputedCase) {
   EXPECT_EQ(some[0][4], expected[0][4]);
   EXPECT_EQ(some[0][5], expected[0][5]);
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::isnan(some[0][i])) << i;
+}
+
+TEST(DeckMoeSwiglu, PromptRendersWithTheJudgedNumbers) {
+  using namespace std::chrono_literals;
+  const kb::Problem p = load();
+  const std::string text = kb::render_prompt(p, kb::PromptContext{"cuda", "NVIDIA H100 80GB HBM3", 45min});
+  EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+  for (const char* must : {"NVIDIA H100 80GB HBM3", "solution.cu", "atol = 0.01, rtol = 0.02", "intermediate_size = 14336", "top_k = 8", "3 fixed seeds plus 2 secret seeds", "./kbench check", "./kbench bench", "ncu", "nsys", "p->weights[1]` / `W_up"})
+    EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
 }
 
 }  // namespace

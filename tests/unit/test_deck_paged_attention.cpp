@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agent/prompt.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "deck/registry.h"
@@ -201,6 +202,15 @@ TEST(DeckPagedAttention, OracleMatchesAHandComputedCase) {
   EXPECT_EQ(some[0][2], expected[0][2]);
   EXPECT_EQ(some[0][3], expected[0][3]);
   for (int i : {0, 1, 4, 5, 6, 7}) EXPECT_TRUE(std::isnan(some[0][i])) << i;
+}
+
+TEST(DeckPagedAttention, PromptRendersWithTheJudgedNumbers) {
+  using namespace std::chrono_literals;
+  const kb::Problem p = load();
+  const std::string text = kb::render_prompt(p, kb::PromptContext{"cuda", "NVIDIA H100 80GB HBM3", 45min});
+  EXPECT_EQ(text.find("{{"), std::string::npos) << text;
+  for (const char* must : {"NVIDIA H100 80GB HBM3", "solution.cu", "atol = 0.01, rtol = 0.01", "total_tokens = 65536", "max_seq_len = 8192", "3 fixed seeds plus 2 secret seeds", "./kbench check", "./kbench bench", "ncu", "nsys", "c->inputs[2]` / `block_table"})
+    EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
 }
 
 }  // namespace
