@@ -67,7 +67,10 @@ INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
                                          "topk/solutions/exploit-cuda-index-by-value",
                                          "w4a16_gemm/solutions/cuda-mma-dequant",
                                          "w4a16_gemm/solutions/exploit-cuda-zero-output",
-                                         "w4a16_gemm/solutions/exploit-cuda-bf16-accumulator"),
+                                         "w4a16_gemm/solutions/exploit-cuda-bf16-accumulator",
+                                         "paged_attention/solutions/cuda-split-k",
+                                         "paged_attention/solutions/cuda-warp-per-head",
+                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)
