@@ -15,6 +15,7 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/comparator.h"
+#include "eval/expected.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -75,19 +76,12 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
 
   const auto inputs = generate_inputs(p, shape, seed);
   const auto weights = generate_weights(p, shape, weights_seed);
-  std::vector<std::vector<double>> expected;
   int64_t total = 0;
-  for (const auto& o : allocate_outputs(p, shape)) {
-    expected.emplace_back(static_cast<size_t>(o.numel()), NAN);
-    total += o.numel();
-  }
-  OracleFn oracle = find_oracle(p.name);
-  if (!oracle) throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "'");
+  for (const auto& o : allocate_outputs(p, shape)) total += o.numel();
   if (rows.empty() && total > kSlowOracleElements && !g.json)
     std::cerr << fmt::format("computing the fp64 oracle on all {} rows ({} output elements); --rows picks fewer\n",
                              n_rows, total);
-  OracleCase oc{p, shape, inputs, weights, expected, rows};
-  oracle(oc);
+  const auto expected = oracle_outputs(p, shape, inputs, weights, rows);
 
   SafetensorsFile file;
   for (const auto& t : inputs) file.tensors.push_back(tensor_of(t.name, t));

@@ -21,14 +21,6 @@ std::vector<std::vector<double>> nan_outputs(const Problem& p, const ShapeCase& 
   return v;
 }
 
-OracleFn oracle_for(const Problem& p) {
-  OracleFn oracle = find_oracle(p.name);
-  if (!oracle)
-    throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "' (problems/" + p.id +
-                           "/reference.cpp)");
-  return oracle;
-}
-
 // Both references compute in double, in different orders: they agree to ~1e-12 of the row's scale
 // (a sum of up to 2^17 terms in double). 1e-9 of the row's largest magnitude leaves three orders
 // of margin and still sits six orders below any tolerance the judge applies to fp32 or narrower
@@ -58,17 +50,27 @@ void check_agreement(const Problem& p, const ShapeCase& shape, size_t out, int64
 
 }  // namespace
 
+std::vector<std::vector<double>> oracle_outputs(const Problem& p, const ShapeCase& shape,
+                                                const std::vector<HostTensor>& inputs,
+                                                const std::vector<HostTensor>& weights, const std::vector<int64_t>& rows) {
+  OracleFn oracle = find_oracle(p.name);
+  if (!oracle)
+    throw std::logic_error("no fp64 oracle is compiled in for problem '" + p.name + "' (problems/" + p.id +
+                           "/reference.cpp)");
+  auto values = nan_outputs(p, shape);
+  OracleCase oc{p, shape, inputs, weights, values, rows};
+  oracle(oc);
+  return values;
+}
+
 ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                                  const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed) {
   ExpectedOutputs e;
   e.values = nan_outputs(p, shape);
-  OracleFn oracle = oracle_for(p);
   int64_t total = 0;
   for (const auto& v : e.values) total += static_cast<int64_t>(v.size());
-  const std::vector<int64_t> all_rows;
   if (!target || !target->gpu_reference(p, shape, inputs, weights, e.values)) {
-    OracleCase oc{p, shape, inputs, weights, e.values, all_rows};
-    oracle(oc);
+    e.values = oracle_outputs(p, shape, inputs, weights, {});
     e.rows_checked_by_oracle = e.values.empty() ? 0 : e.values[0].size();
     return e;
   }
@@ -86,9 +88,7 @@ ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const
       pick.insert(static_cast<int64_t>(rng() % static_cast<uint64_t>(nrows)));
     rows.assign(pick.begin(), pick.end());
   }
-  auto cpu = nan_outputs(p, shape);
-  OracleCase oc{p, shape, inputs, weights, cpu, rows};
-  oracle(oc);
+  const auto cpu = oracle_outputs(p, shape, inputs, weights, rows);
   if (rows.empty())
     for (int64_t r = 0; r < nrows; ++r) rows.push_back(r);
   e.rows_checked_by_oracle = rows.size();

@@ -20,6 +20,12 @@ struct ExpectedOutputs {
   size_t rows_checked_by_oracle = 0;  // rows of output 0 the CPU oracle recomputed (all when not sampled)
 };
 
+// The fp64 CPU oracle's values for `rows` of every output (all rows when empty; the rest NaN).
+// Throws std::logic_error when no oracle is compiled in for the problem.
+std::vector<std::vector<double>> oracle_outputs(const Problem& p, const ShapeCase& shape,
+                                                const std::vector<HostTensor>& inputs,
+                                                const std::vector<HostTensor>& weights, const std::vector<int64_t>& rows);
+
 // `target` may be null (CPU oracle only). `sample_seed` picks the rows the oracle recomputes.
 ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                                  const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed);
