@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/budget.h"
+#include "eval/comparator.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -62,6 +63,12 @@ std::string build_text(const std::string& target) {
 }  // namespace
 
 std::string describe_tolerance_for_prompt(const TensorSpec& o) {
+  // A comparator replaces the elementwise criteria (problem.toml keeps a tolerance it does not use).
+  if (!o.comparator.empty()) {
+    const ComparatorInfo* c = find_comparator(o.comparator);
+    return fmt::format("`{}`: judged by the problem's `{}` comparator: {}", o.name, o.comparator,
+                       c ? c->rule : "(not compiled into this kbench)");
+  }
   const Tolerance& t = o.tolerance;
   std::vector<std::string> parts;
   if (t.atol || t.rtol)
@@ -74,7 +81,6 @@ std::string describe_tolerance_for_prompt(const TensorSpec& o) {
   std::string s = fmt::format("`{}`: ", o.name);
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? "; and " : "") + parts[i];
   s += "; NaN or infinity only where the reference has the same";
-  if (!o.comparator.empty()) s += fmt::format(" (compared by the problem's `{}` comparator)", o.comparator);
   return s;
 }
 

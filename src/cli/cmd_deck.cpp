@@ -6,6 +6,7 @@
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
 #include "core/tensor.h"
+#include "eval/comparator.h"
 #include "eval/judge.h"
 
 namespace kb::cli {
@@ -45,6 +46,7 @@ json problem_json(const Problem& p) {
   for (const auto& t : p.outputs) {
     j["outputs"].push_back(tensor_json(t));
     j["outputs"].back()["tolerance"] = describe_tolerance(t.tolerance);
+    if (!t.comparator.empty()) j["outputs"].back()["comparator"] = t.comparator;
   }
   j["shapes"] = json::array();
   for (size_t i = 0; i < p.shapes.size(); ++i) {
@@ -69,8 +71,15 @@ void print_problem(const Problem& p) {
   if (!p.weights.empty()) std::cout << "  weights\n";
   for (const auto& t : p.weights) std::cout << tensor_line(t) << "\n";
   std::cout << "  outputs\n";
-  for (const auto& t : p.outputs)
-    std::cout << tensor_line(t) << "   tolerance: " << describe_tolerance(t.tolerance) << "\n";
+  for (const auto& t : p.outputs) {
+    if (t.comparator.empty()) {
+      std::cout << tensor_line(t) << "   tolerance: " << describe_tolerance(t.tolerance) << "\n";
+      continue;
+    }
+    const ComparatorInfo* c = find_comparator(t.comparator);
+    std::cout << tensor_line(t) << "   comparator: " << t.comparator << " ("
+              << (c ? c->rule : "not compiled into this kbench") << ")\n";
+  }
   std::cout << fmt::format("\n  flops = {}\n  bytes = {}\n  peak  = {} (compute), {} (memory)\n\n  shapes\n",
                            p.flops.text(), p.bytes.text(), p.compute_peak, p.memory_peak);
   for (size_t i = 0; i < p.shapes.size(); ++i) {

@@ -111,6 +111,8 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_option("--noise", t.target_rel_stdev, "Stop when stdev/mean of the samples falls to this")->capture_default_str();
     cmd->add_option("--warmup", t.warmup_seconds, "Seconds of warm-up calls before sampling")->capture_default_str();
     cmd->add_flag("--samples", c->samples, "Include every sample in --json output");
+    cmd->add_flag("--no-baseline{false}", c->options.baseline,
+                  "Do not time the problem's baseline (the vendor-library reference line)");
     cmd->add_flag("--no-blocking-kernel{false}", t.blocking_kernel,
                   "cuda: do not hold the stream with a blocking kernel (needed under Nsight Compute; launch overhead "
                   "then enters the samples)");

@@ -16,7 +16,9 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/annotate.h"
+#include "eval/comparator.h"
 #include "eval/expected.h"
+#include "eval/gpu_work.h"
 #include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
@@ -48,6 +50,7 @@ struct Case {
   uint64_t seed = 0;
   std::vector<uint64_t> input_hashes;
   std::vector<std::vector<double>> expected;
+  std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
 };
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
@@ -57,6 +60,7 @@ Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostT
   auto inputs = generate_inputs(p, shape, seed);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
   c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
+  if (uses_comparator(p)) c.inputs = std::move(inputs);
   return c;
 }
 
@@ -74,9 +78,9 @@ std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape,
 }
 
 // Judges one call: return code, fingerprints, then every output. Fills failure/message.
-void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
-                const std::vector<uint64_t>& weight_expect, const std::vector<HostTensor>& outs, bool settled,
-                SeedCheck& sc) {
+void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, const Case& c,
+                int rc, const json& input_hashes, const json& weight_hashes, const std::vector<uint64_t>& weight_expect,
+                const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
   sc.pass = false;
   if (rc != 0) {
     sc.failure = reason::run_error;
@@ -105,9 +109,8 @@ void judge_call(const Problem& p, const Case& c, int rc, const json& input_hashe
     }
   static const std::vector<int64_t> all_rows;
   sc.pass = true;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    sc.outputs.push_back(judge_output(p.outputs[i], outs[i], c.expected[i], all_rows));
-    const auto& v = sc.outputs.back();
+  sc.outputs = judge_outputs(p, shape, c.inputs, weights, outs, c.expected, all_rows);
+  for (const auto& v : sc.outputs) {
     if (!v.pass && sc.pass) {
       sc.pass = false;
       sc.failure = v.failure;
@@ -159,6 +162,8 @@ class ShapeRun {
     r_.bytes = p.bytes.eval(vars);
     args_ = WorkerArgs{target, p.dir, library, index};
   }
+
+  void set_library_kernels(const std::set<std::string>* names) { library_kernels_ = names; }
 
   // Returns true when the shape passed everything that was asked.
   bool run(const Target& target, const Ceilings* ceilings) {
@@ -224,8 +229,16 @@ class ShapeRun {
       sc.seed = seed;
       sc.secret = secret;
       sc.seconds = m.header.value("seconds", 0.0);
-      judge_call(p_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, m.header.at("settled").get<bool>(), sc);
+      judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
+                 weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
+      if (sc.pass && o_.integrity && m.header.contains("gpu_work")) {
+        r_.gpu_work = m.header["gpu_work"];
+        if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) {
+          sc.pass = false;
+          sc.failure = v->failure;
+          sc.message = v->message;
+        }
+      }
       r_.checks.push_back(sc);
       const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
       if (!sc.pass) {
@@ -282,8 +295,8 @@ class ShapeRun {
         return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge_call(p_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, rc.at("settled").get<bool>(), sc);
+      judge_call(p_, shape_, weights_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"),
+                 weight_hashes_, outs, rc.at("settled").get<bool>(), sc);
       if (!sc.pass) {
         const size_t it = rc.at("iteration");
         const size_t set = it % sets.size();
@@ -318,8 +331,18 @@ class ShapeRun {
                                                  t.throttled, 100 * pol.throttle_threshold));
     t.seconds = summarize(t.samples);
     t.tail_checks = m.header.at("tail_checks");
+    t.event_samples = m.header.value("event_samples", std::vector<double>{});
+    t.span_samples = m.header.value("span_samples", size_t{0});
     r_.timing = t;
-    if (auto why = hidden_work(m.header.at("tail_checks"))) return fail(reason::work_outside_stream, *why);
+    r_.gpu_work = m.header.value("gpu_work", json(nullptr));
+    if (!o_.integrity) {
+      // kbench's own baseline: vendor kernels and their streams are its business.
+    } else if (gpu_work_monitored(r_.gpu_work)) {
+      if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) return fail(v->failure, v->message);
+    } else if (auto why = hidden_work(m.header.at("tail_checks"))) {
+      // Without attribution (no CUPTI), the device-wide cross-check is the fallback.
+      return fail(reason::work_outside_stream, *why);
+    }
     const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
                                       ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
     r_.roofline = rp;
@@ -334,6 +357,8 @@ class ShapeRun {
   ShapeResult& r_;
   WorkerArgs args_;
   const Target* target_ = nullptr;
+  // The kernels the solution's library defines (provenance); null when they could not be listed.
+  const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;
@@ -382,6 +407,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (!p.supports(r.target))
       return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
     require_generators(p);
+    require_comparators(p);
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 
@@ -423,6 +449,10 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
         return finish(v->verdict, v->failure, v->message);
     }
 
+    // Kernel provenance compares the kernels that ran with those the library defines.
+    std::optional<std::set<std::string>> library_kernels;
+    if (r.sass && r.sass->available) library_kernels = r.sass->kernel_names();
+
     std::optional<Ceilings> ceilings;
     if (o.bench) {
       // measure = false: scoring uses the datasheet (cuda) and must not wait ~a minute for the GPU's
@@ -443,6 +473,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       r.shapes.emplace_back();
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
       ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
+      run.set_library_kernels(library_kernels ? &*library_kernels : nullptr);
       if (!run.run(*target, ceilings ? &*ceilings : nullptr) && first_failure.empty()) {
         first_failure = r.shapes.back().failure;
         first_message = fmt::format("shape {} ({}): {}", i, r.shapes.back().label, r.shapes.back().message);

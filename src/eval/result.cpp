@@ -31,7 +31,8 @@ json to_json(const ShapeResult& s, bool with_samples) {
   return {{"index", s.index}, {"label", s.label}, {"dims", dims}, {"pass", s.pass}, {"failure", s.failure},
           {"message", s.message}, {"checks", checks}, {"flops", s.flops}, {"bytes", s.bytes},
           {"timing", s.timing ? to_json(*s.timing, with_samples) : json(nullptr)},
-          {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)}};
+          {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
+          {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work}};
 }
 
 }  // namespace

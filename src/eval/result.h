@@ -33,6 +33,7 @@ inline constexpr const char* weights_modified = "weights_modified";
 inline constexpr const char* mismatch = "mismatch";
 inline constexpr const char* nan = "nan";
 inline constexpr const char* rel_l2 = "rel_l2";
+inline constexpr const char* comparator = "comparator";  // an output's named comparator rejected it (comparator.h)
 inline constexpr const char* timed_output_wrong = "timed_output_wrong";
 inline constexpr const char* impossible_time = "impossible_time";
 inline constexpr const char* work_outside_stream = "work_outside_stream";  // device busy after the stream was done
@@ -43,6 +44,8 @@ inline constexpr const char* exported_runtime_symbol = "exported_runtime_symbol"
 inline constexpr const char* sandbox_violation = "sandbox_violation";              // worker killed by its seccomp filter
 inline constexpr const char* channel_forged = "channel_forged";                    // a reply without a valid HMAC
 inline constexpr const char* output_changed_after_return = "output_changed_after_return";  // deferred writes
+inline constexpr const char* foreign_kernel = "foreign_kernel";  // ran a kernel its library does not define (CUPTI)
+inline constexpr const char* l2_persistence = "l2_persistence";  // persisting-L2 access policy window (CUPTI)
 // The problem's policy.required_instructions (eval/sass.h): the solution's SASS for its arch holds
 // none of the required classes (verdict fail), or no disassembler could read it (verdict error).
 inline constexpr const char* missing_required_instruction = "missing_required_instruction";
@@ -70,6 +73,9 @@ struct ShapeResult {
   std::optional<TimingRecord> timing;
   std::optional<RooflinePoint> roofline;
   double flops = 0, bytes = 0;
+  // The GPU work the worker attributed to the solution over the timed run (eval/gpu_work.h), or
+  // over the checks when there was no timing; null on targets without attribution.
+  nlohmann::json gpu_work;
 };
 
 struct BuildRecord {

@@ -1,11 +1,22 @@
 #include "eval/timing.h"
 
+#include <algorithm>
+
 namespace kb {
 namespace {
 
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
+
+double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span) {
+  *used_span = false;
+  if (!std::isfinite(span_seconds) || span_seconds <= 0 || span_seconds > event_seconds) return event_seconds;
+  if (event_seconds - span_seconds > std::max(kSpanAgreementSeconds, kSpanAgreementFraction * event_seconds))
+    return event_seconds;
+  *used_span = true;
+  return span_seconds;
+}
 
 std::string StoppingCriterion::should_stop(const std::vector<double>& samples, double elapsed) const {
   if (samples.size() >= p_.max_samples) return "max_samples";
@@ -48,8 +59,15 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
                       {"sm_clock_min_mhz", finite_or_null(r.sm_clock_min_mhz)},
                       {"max_sm_clock_mhz", r.max_sm_clock_mhz}, {"throttled", r.throttled},
                       {"hot", {{"seconds", finite_or_null(r.hot_seconds)}, {"calls", r.hot_calls}, {"mode", r.hot_mode}}},
-                      {"tail_checks", r.tail_checks}};
-  if (with_samples) j["samples"] = r.samples;
+                      {"tail_checks", r.tail_checks}, {"span_samples", r.span_samples}};
+  if (!r.event_samples.empty()) {
+    const Summary e = summarize(r.event_samples);
+    j["event"] = {{"median", e.median}, {"min", e.min}, {"rel_stdev", e.rel_stdev}};
+  }
+  if (with_samples) {
+    j["samples"] = r.samples;
+    j["event_samples"] = r.event_samples;
+  }
   return j;
 }
 

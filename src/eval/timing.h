@@ -34,6 +34,20 @@ struct TimingPolicy {
   bool blocking_kernel = true;
 };
 
+// The cold time of one sample. `event_seconds` is the CUDA-event (or host) interval around the
+// call; `span_seconds`, when the target attributes GPU work (cuda with CUPTI), is the GPU time from
+// the start of the solution's first kernel/copy/memset to the end of its last (NaN when unknown,
+// or when the call enqueued stream work that no record covers: a host function, a wait, a graph
+// launch; see GpuWork::unrecorded). The span leaves out the fixed time between the start event and
+// the first kernel (launch and the activity tracing's own cost: ~0.7-2.5 us on an H100, what made
+// a 6 us kernel read 11% slower than Nsight Compute's gpu__time_duration, which leaves it out too),
+// so it is used whenever it is known and not longer than the events. As a last guard, events that
+// exceed the span by more than max(kSpanAgreementSeconds, kSpanAgreementFraction of the events)
+// stand: a gap that large is not launch overhead.
+inline constexpr double kSpanAgreementSeconds = 20e-6;
+inline constexpr double kSpanAgreementFraction = 0.25;
+double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span);
+
 nlohmann::json to_json(const TimingPolicy& p);
 TimingPolicy timing_policy_from_json(const nlohmann::json& j);  // the inverse of to_json
 
@@ -63,6 +77,10 @@ struct TimingRecord {
   size_t hot_calls = 0;
   std::string hot_mode;            // "graph", "stream" or "loop"
   nlohmann::json tail_checks = nlohmann::json::array();  // the device-wide cross-checks, as measured
+  // The event times of the kept samples (equal to `samples` where no activity span was used), and
+  // how many samples took the activity span (cold_sample_seconds).
+  std::vector<double> event_samples;
+  size_t span_samples = 0;
 };
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);

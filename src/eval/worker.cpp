@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "deck/generate.h"
+#include "eval/gpu_work.h"
 #include "eval/poison.h"
 #include "eval/protocol.h"
 #include "eval/sandbox.h"
@@ -37,7 +38,8 @@ struct DeviceTensor {
   std::vector<int64_t> shape;
   DLTensor dl{};
 
-  DeviceTensor(Device& d, const HostTensor& like) : device(&d), bytes(like.bytes.size()), dtype(like.dtype), shape(like.shape) {
+  DeviceTensor(Device& d, DType t, std::vector<int64_t> sh)
+      : device(&d), bytes(static_cast<size_t>(numel_of(sh)) * element_bytes(t)), dtype(t), shape(std::move(sh)) {
     ptr = d.alloc(bytes);
     dl.data = ptr;
     dl.device = d.dl_device();
@@ -53,15 +55,6 @@ struct DeviceTensor {
 };
 
 using TensorList = std::vector<std::unique_ptr<DeviceTensor>>;
-
-TensorList upload_all(Device& d, const std::vector<HostTensor>& hs) {
-  TensorList out;
-  for (const auto& h : hs) {
-    out.push_back(std::make_unique<DeviceTensor>(d, h));
-    d.upload(out.back()->ptr, h.data(), h.bytes.size());
-  }
-  return out;
-}
 
 std::vector<DLTensor> views(const TensorList& ts) {
   std::vector<DLTensor> v;
@@ -86,7 +79,8 @@ class Worker {
     if (!missing.empty())
       throw std::runtime_error("the solution does not export:" + missing +
                                " (declare them extern \"C\" as in kbench/solution.h)");
-    outputs_ = upload_all(*device_, allocate_outputs(problem_, shape_));
+    outputs_ = allocate(problem_.outputs);  // poisoned before every call
+    device_->start_work_monitor();
   }
 
   // Every reply is tagged with the channel key once the parent has handed it over (setup).
@@ -114,7 +108,8 @@ class Worker {
     hash_key_ = req.at("hash_key");
     auth_.key = channel_key_from_hex(req.at("channel_key"));
     auth_.active = true;
-    weights_ = upload_all(*device_, generate_weights(problem_, shape_, req.at("weights_seed")));
+    weights_ = allocate(problem_.weights);
+    fill(weights_, problem_.weights, req.at("weights_seed"), kWeightStreamBase);
     weight_views_ = views(weights_);
     dim_names_.clear();
     for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
@@ -127,6 +122,27 @@ class Worker {
     // the runtime's initialisation, before the first kb_run.
     if (req.value("sandbox", true)) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
     reply({{"rc", rc}});
+  }
+
+  TensorList allocate(const std::vector<TensorSpec>& specs) {
+    TensorList out;
+    for (const auto& t : specs) out.push_back(std::make_unique<DeviceTensor>(*device_, t.dtype, problem_.tensor_shape(t, shape_)));
+    return out;
+  }
+
+  // Writes the tensors of `specs` for `seed` into `ts`: generated on the device where the target
+  // can (bit-identical to the host generators, and no host-to-device copy of large inputs), else
+  // on the host and uploaded. Tensor i uses stream stream_base + i, as deck/generate.h does.
+  void fill(TensorList& ts, const std::vector<TensorSpec>& specs, uint64_t seed, uint32_t stream_base) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      DeviceTensor& t = *ts[i];
+      const uint32_t stream = stream_base + static_cast<uint32_t>(i);
+      if (device_->generate(t.ptr, static_cast<int>(t.dtype), numel_of(t.shape), problem_.init_for(specs[i], shape_), seed,
+                            stream))
+        continue;
+      const HostTensor h = generate_tensor(problem_, shape_, specs[i], seed, stream);
+      device_->upload(t.ptr, h.data(), h.bytes.size());
+    }
   }
 
   void poison_outputs() {
@@ -147,7 +163,21 @@ class Worker {
     auto in = views(inputs);
     auto out = views(outputs_);
     kb_call c{in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), device_->stream()};
+    // Everything launched between these marks is the solution's (Device::mark_call).
+    struct Mark {
+      Device* d;
+      explicit Mark(Device* dev) : d(dev) { d->mark_call(true); }
+      ~Mark() { d->mark_call(false); }
+    } mark(device_.get());
     return run_(state_, &c);
+  }
+
+  // The solution's GPU work since the last collection, added to `ledger`; returns it.
+  std::vector<GpuWork> collect(WorkLedger& ledger) {
+    auto work = device_->collect_work();
+    if (!work) return {};
+    ledger.add(*work);
+    return std::move(*work);
   }
 
   std::vector<std::byte> download_outputs() {
@@ -174,7 +204,8 @@ class Worker {
   void check(const json& req) {
     // The previous check's inputs stay allocated until this one's are, so consecutive calls never
     // see the same input addresses (a cache keyed on the input pointer cannot hit by chance).
-    auto inputs = upload_all(*device_, generate_inputs(problem_, shape_, req.at("seed")));
+    auto inputs = allocate(problem_.inputs);
+    fill(inputs, problem_.inputs, req.at("seed"), 0);
     prev_inputs_ = std::move(inputs);
     poison_outputs();
     device_->synchronize();
@@ -185,6 +216,9 @@ class Worker {
     auto out = download_outputs();
     json r = {{"rc", rc}, {"seconds", seconds}, {"input_hashes", hashes(prev_inputs_)},
               {"weight_hashes", hashes(weights_)}, {"settled", outputs_settled(out, seconds)}};
+    WorkLedger ledger;
+    collect(ledger);  // after the settle wait: a thread of the solution's finishing late is seen too
+    r["gpu_work"] = ledger.to_json(device_->monitor_status());
     reply(r, out.data(), out.size());
   }
 
@@ -201,10 +235,9 @@ class Worker {
     std::map<size_t, uint64_t> recheck;
     for (size_t i = 0; i < recheck_its.size(); ++i) recheck[recheck_its[i]] = recheck_seeds[i];
     std::vector<TensorList> sets;
-    std::vector<std::vector<HostTensor>> host_sets;
     for (uint64_t s : seeds) {
-      host_sets.push_back(generate_inputs(problem_, shape_, s));
-      sets.push_back(upload_all(*device_, host_sets.back()));
+      sets.push_back(allocate(problem_.inputs));
+      fill(sets.back(), problem_.inputs, s, 0);
     }
     device_->synchronize();
     auto run_set = [&](size_t set) { return [this, &sets, set] { return call(sets[set % sets.size()]); }; };
@@ -218,10 +251,13 @@ class Worker {
       ++warm;
       if (rc != 0) return reply({{"rc", rc}, {"phase", "warmup"}});
     } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
+    WorkLedger ledger;
+    collect(ledger);  // so that the first sample's span holds that call's work only
 
     // Cold samples: flush, time one call, rotate the input set; re-check the secret iterations.
     StoppingCriterion stop(pol);
-    std::vector<double> samples, clocks;
+    std::vector<double> samples, clocks, event_samples;
+    size_t span_samples = 0;
     size_t throttled = 0;
     std::vector<std::byte> payload;
     json rechecked = json::array();
@@ -232,18 +268,21 @@ class Worker {
       const size_t set = it % sets.size();
       const bool rc_it = recheck.count(it) > 0;
       if (rc_it) {
-        const auto fresh = generate_inputs(problem_, shape_, recheck.at(it));
-        for (size_t k = 0; k < fresh.size(); ++k) device_->upload(sets[set][k]->ptr, fresh[k].data(), fresh[k].bytes.size());
+        fill(sets[set], problem_.inputs, recheck.at(it), 0);
         poison_outputs();
       }
       device_->flush_cache();
       int rc = 0;
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
       if (rc != 0) return reply({{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      bool used_span = false;
+      const double seconds = cold_sample_seconds(t.seconds, WorkLedger::span_seconds(collect(ledger)), &used_span);
       if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
         ++throttled;
       } else {
-        samples.push_back(t.seconds);
+        samples.push_back(seconds);
+        event_samples.push_back(t.seconds);
+        span_samples += used_span;
         if (std::isfinite(t.sm_clock_mhz)) clocks.push_back(t.sm_clock_mhz);
       }
       if (rc_it) {
@@ -253,8 +292,7 @@ class Worker {
         payload.insert(payload.end(), out.begin(), out.end());
         rechecked.push_back({{"iteration", it}, {"seed", recheck.at(it)}, {"input_hashes", hashes(sets[set])},
                              {"settled", settled}});
-        for (size_t k = 0; k < host_sets[set].size(); ++k)
-          device_->upload(sets[set][k]->ptr, host_sets[set][k].data(), host_sets[set][k].bytes.size());
+        fill(sets[set], problem_.inputs, seeds[set], 0);
         device_->synchronize();
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
@@ -268,7 +306,8 @@ class Worker {
     }
     json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
                   {"throttled", throttled}, {"warmup_calls", warm}, {"stop_reason", reason},
-                  {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked}};
+                  {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked},
+                  {"event_samples", event_samples}, {"span_samples", span_samples}};
 
     // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.
     if (!samples.empty()) {
@@ -283,6 +322,7 @@ class Worker {
       const double per_call = device_->time_hot(calls, &rc, &mode);
       if (rc != 0) return reply({{"rc", rc}, {"phase", "hot timing"}});
       r["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
+      collect(ledger);
     }
 
     // Device-wide cross-checks: how long the device stays busy after kb_run returns.
@@ -297,6 +337,8 @@ class Worker {
       tails.push_back({{"stream", t->stream_seconds}, {"tail", t->tail_seconds}, {"latency", t->sync_latency_seconds}});
     }
     r["tail_checks"] = tails;
+    collect(ledger);
+    r["gpu_work"] = ledger.to_json(device_->monitor_status());
 
     std::vector<json> set_hashes;
     for (const auto& s : sets) set_hashes.push_back(hashes(s));

@@ -22,6 +22,7 @@ namespace kb {
 struct Problem;
 struct ShapeCase;
 struct HostTensor;
+struct InitSpec;
 
 struct BuildResult {
   bool ok = false;
@@ -37,6 +38,20 @@ struct BuildOptions {
   std::vector<std::string> allowed_libraries;  // what solution.toml may use (policy.allowed_libraries)
 };
 
+// One piece of GPU work attributed to the solution (cuda: from CUPTI activity records).
+struct GpuWork {
+  std::string name;            // the kernel's (mangled) name, or "memcpy" / "memset"
+  bool kernel = true;          // false for copies and memsets
+  bool on_stream = true;       // ran on the stream kbench handed to kb_run
+  bool in_call = true;         // launched by kb_run itself (false: by another thread of the solution)
+  bool device_launched = false;  // launched from the GPU (dynamic parallelism)
+  bool persisting_l2 = false;    // launched with an access policy window that marks lines persisting
+  // A marker, not a record: the call enqueued stream work that no activity record covers (a host
+  // function, a wait, a graph launch), so the span of the records does not time it.
+  bool unrecorded = false;
+  uint64_t start_ns = 0, end_ns = 0;  // GPU timestamps
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -49,6 +64,13 @@ class Device {
   // Fills `bytes` bytes with the repeating `pattern` of `pattern_bytes` (1, 2, 4 or 8) bytes.
   virtual void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) = 0;
   virtual uint64_t hash(const void* p, size_t bytes, uint64_t key) = 0;  // buffer_hash of device memory
+  // Generates a tensor in place, bit-identical to deck/generate.h on the host for the same
+  // (seed, stream), when the target can do it for this init (cuda: uniform and normal, not named
+  // generators); returns false, writing nothing, when it cannot. `dtype` is a kb::DType enumerator.
+  virtual bool generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) {
+    (void)dst, (void)dtype, (void)numel, (void)init, (void)seed, (void)stream;
+    return false;
+  }
   virtual void* stream() = 0;                  // handed to the solution (nullptr on host)
   virtual void synchronize() = 0;              // the whole device
   // Evicts the data caches so the next call starts cold (writes >= 2x the last-level cache).
@@ -79,6 +101,17 @@ class Device {
     (void)rc;
     return std::nullopt;
   }
+  // Solution-work attribution (cuda: CUPTI). The worker brackets every kb_run with
+  // mark_call(true) / mark_call(false) on its own thread; collect_work() returns the GPU work the
+  // solution caused since the last collection (launched inside kb_run, or from a thread other than
+  // the worker's), after waiting for the device. nullopt when the target cannot attribute work
+  // (host) or attribution is unavailable (see monitor_status()).
+  // Starts attribution (the worker, before kb_setup, so that any thread it needs exists before
+  // the sandbox forbids new ones). The parent process never starts it.
+  virtual void start_work_monitor() {}
+  virtual void mark_call(bool inside) { (void)inside; }
+  virtual std::optional<std::vector<GpuWork>> collect_work() { return std::nullopt; }
+  virtual std::string monitor_status() const { return "not applicable"; }
   // Whether time_call holds the stream with a blocking kernel (cuda; see TimingPolicy).
   virtual void set_blocking_kernel(bool on) { (void)on; }
   // The device's maximum SM clock in MHz (cuda), 0 when unknown (host).

@@ -7,12 +7,16 @@
 #include <random>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/hash.h"
+#include "core/random.h"
+#include "deck/problem.h"
 #include "spin_kernel.h"
 
 #include <cmath>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 #include "target/cuda/cuda_device.h"
 #include "target/target.h"
@@ -131,6 +135,99 @@ TEST_F(CudaDeviceTest, TailCheckSeesWorkLeftOnAnotherStream) {
   ASSERT_TRUE(hidden.has_value());
   EXPECT_LT(hidden->stream_seconds, 20e-6);
   EXPECT_GT(hidden->tail_seconds, 150e-6);
+  cudaStreamDestroy(side);
+}
+
+// Device generation is bit-identical to the host's for every dtype and distribution: the worker
+// generates inputs on the GPU while the parent generates the same ones on the host for the oracle.
+TEST_F(CudaDeviceTest, DeviceGenerationIsBitIdenticalToTheHostForEveryDtype) {
+  using kb::DType;
+  const int64_t n = 100003;  // not a multiple of any block size
+  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::e4m3, DType::e5m2, DType::i64, DType::i32,
+                  DType::i16, DType::i8, DType::u8}) {
+    const bool is_float = kb::info(t).is_float;
+    std::vector<kb::InitSpec> inits(2);
+    inits[0].kind = kb::InitSpec::Kind::uniform;
+    inits[0].low = is_float ? -3.5 : 0;
+    inits[0].high = is_float ? 7.25 : 100;
+    inits[1].kind = kb::InitSpec::Kind::normal;
+    inits[1].mean = 0.5;
+    inits[1].std = is_float ? 2.0 : 30.0;
+    for (const auto& init : inits) {
+      const uint64_t seed = 0x9E3779B97F4A7C15ull;
+      const uint32_t stream = 3;
+      const size_t bytes = static_cast<size_t>(n) * kb::element_bytes(t);
+      std::vector<std::byte> host(bytes);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto idx = static_cast<uint64_t>(i);
+        double v = 0;
+        if (init.kind == kb::InitSpec::Kind::normal)
+          v = kb::normal(seed, stream, idx, init.mean, init.std);
+        else if (is_float)
+          v = kb::uniform(seed, stream, idx, init.low, init.high);
+        else
+          v = static_cast<double>(kb::uniform_int(seed, stream, idx, static_cast<int64_t>(init.low), static_cast<int64_t>(init.high)));
+        kb::store_from_double(t, host.data(), i, v);
+      }
+      void* d = dev->alloc(bytes);
+      ASSERT_TRUE(dev->generate(d, static_cast<int>(t), n, init, seed, stream));
+      std::vector<std::byte> got(bytes);
+      dev->download(got.data(), d, bytes);
+      dev->release(d);
+      size_t first_diff = bytes;
+      for (size_t b = 0; b < bytes && first_diff == bytes; ++b)
+        if (got[b] != host[b]) first_diff = b;
+      EXPECT_EQ(first_diff, bytes) << "dtype " << kb::name(t) << ", "
+                                   << (init.kind == kb::InitSpec::Kind::normal ? "normal" : "uniform")
+                                   << ": first differing byte " << first_diff;
+    }
+  }
+  kb::InitSpec named;
+  named.kind = kb::InitSpec::Kind::generator;
+  named.generator = "kahan_tail";
+  void* d = dev->alloc(64);
+  EXPECT_FALSE(dev->generate(d, static_cast<int>(DType::f32), 16, named, 1, 0)) << "named generators run on the host";
+  dev->release(d);
+}
+
+// CUPTI attribution: work launched inside a marked call on the handed stream is the solution's and
+// on-stream; the same kernel on another stream is off-stream; kbench's own launches (unmarked, on
+// this thread) are not reported; a launch from another thread is reported as not in the call.
+TEST_F(CudaDeviceTest, KernelMonitorAttributesStreamsCallsAndThreads) {
+  dev->start_work_monitor();
+  if (dev->monitor_status() != "cupti") GTEST_SKIP() << "CUPTI unavailable: " << dev->monitor_status();
+  auto stream = static_cast<cudaStream_t>(dev->stream());
+  cudaStream_t side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(launch_spin(1000, stream), cudaSuccess);  // unmarked: kbench's own
+  dev->mark_call(true);
+  ASSERT_EQ(launch_spin(20000, stream), cudaSuccess);
+  ASSERT_EQ(launch_spin(20000, side), cudaSuccess);
+  dev->mark_call(false);
+  auto work = dev->collect_work();
+  ASSERT_TRUE(work.has_value());
+  ASSERT_EQ(work->size(), 2u);
+  int on = 0, off = 0;
+  for (const auto& w : *work) {
+    EXPECT_TRUE(w.kernel);
+    EXPECT_TRUE(w.in_call);
+    EXPECT_NE(w.name.find("spin"), std::string::npos) << w.name;
+    EXPECT_GT(w.end_ns, w.start_ns + 15000) << "a 20 us kernel";
+    (w.on_stream ? on : off)++;
+  }
+  EXPECT_EQ(on, 1);
+  EXPECT_EQ(off, 1);
+  // A thread other than the worker's launches, outside any call.
+  std::thread other([&] { (void)launch_spin(5000, stream); });
+  other.join();
+  work = dev->collect_work();
+  ASSERT_TRUE(work.has_value());
+  ASSERT_EQ(work->size(), 1u);
+  EXPECT_FALSE((*work)[0].in_call);
+  // Nothing left over.
+  work = dev->collect_work();
+  ASSERT_TRUE(work.has_value());
+  EXPECT_TRUE(work->empty());
   cudaStreamDestroy(side);
 }
 

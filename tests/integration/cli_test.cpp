@@ -1,13 +1,18 @@
 // The kbench command line as a user meets it: listings, and bad input answered with exit code 2
 // and a message naming the file, key or value at fault.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/safetensors.h"
 #include "core/subprocess.h"
+#include "deck/generate.h"
+#include "deck/problem.h"
 
 namespace fs = std::filesystem;
 
@@ -79,6 +84,79 @@ TEST(Cli, HostCeilingsArePositive) {
   EXPECT_TRUE(j["measured"].get<bool>());
   EXPECT_GT(j["memory"]["dram"]["value"].get<double>(), 1e8);
   EXPECT_GT(j["compute"]["fp32"]["value"].get<double>(), 1e8);
+}
+
+TEST(Cli, ShowNamesTheComparatorOfTopkIndices) {
+  auto r = kbench({"show", "topk"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("comparator: topk_indices"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ties across the k-th value"), std::string::npos) << r.output;
+}
+
+// `kbench dump`: the file holds the case's inputs as kbench draws them and the oracle's values.
+TEST(Cli, DumpWritesTheCaseAsSafetensors) {
+  const fs::path out = fs::temp_directory_path() / ("kbench-dump-" + std::to_string(getpid()) + ".safetensors");
+  auto r = kbench({"dump", "topk", "--shape", "4", "--seed", "7", "--out", out.string()});  // batch 128, n 4096, k 1
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const kb::SafetensorsFile f = kb::read_safetensors(out);
+  EXPECT_EQ(f.metadata.at("problem"), "topk");
+  EXPECT_EQ(f.metadata.at("shape"), "4");
+  EXPECT_EQ(f.metadata.at("seed"), "7");
+  EXPECT_EQ(f.metadata.at("weights_seed"), "7");
+  EXPECT_EQ(f.metadata.at("rows"), "all");
+  EXPECT_EQ(f.metadata.at("comparators"), "indices:topk_indices");
+  ASSERT_EQ(f.tensors.size(), 3u);
+  EXPECT_EQ(f.tensors[0].name, "x");
+  EXPECT_EQ(f.tensors[1].name, "expected.values");
+  EXPECT_EQ(f.tensors[2].name, "expected.indices");
+  EXPECT_EQ(f.tensors[2].dtype, kb::DType::f64);
+  EXPECT_EQ(f.tensors[2].shape, (std::vector<int64_t>{128, 1}));
+  // x is exactly what the evaluator draws for seed 7; k = 1: the expected value is each row's max.
+  const kb::Problem p = kb::load_problem(fs::path(KBENCH_SOURCE_DIR) / "problems/topk");
+  const kb::HostTensor x = kb::generate_inputs(p, p.shapes[4], 7).at(0);
+  EXPECT_EQ(f.tensors[0].bytes, x.bytes);
+  const auto* values = reinterpret_cast<const double*>(f.tensors[1].bytes.data());
+  const auto* indices = reinterpret_cast<const double*>(f.tensors[2].bytes.data());
+  for (int64_t row = 0; row < 128; ++row) {
+    double best = -INFINITY;
+    for (int64_t j = 0; j < 4096; ++j) best = std::max(best, x.get(row * 4096 + j));
+    EXPECT_EQ(values[row], best) << row;
+    EXPECT_EQ(x.get(row * 4096 + static_cast<int64_t>(indices[row])), best) << row;
+  }
+  fs::remove(out);
+}
+
+TEST(Cli, DumpComputesOnlyTheRowsAskedForAndTheWeightsFromTheirSeed) {
+  const fs::path out = fs::temp_directory_path() / ("kbench-dump-rows-" + std::to_string(getpid()) + ".safetensors");
+  auto r = kbench({"dump", "topk", "--shape", "1", "--seed", "2", "--weights-seed", "9", "--rows", "3,1",
+                   "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const kb::SafetensorsFile f = kb::read_safetensors(out);
+  EXPECT_EQ(f.metadata.at("rows"), "1,3");
+  EXPECT_EQ(f.metadata.at("weights_seed"), "9");
+  const auto* values = reinterpret_cast<const double*>(f.tensors[1].bytes.data());  // (64, 8)
+  EXPECT_TRUE(std::isnan(values[0]));
+  EXPECT_FALSE(std::isnan(values[8]));
+  EXPECT_FALSE(std::isnan(values[24]));
+  fs::remove(out);
+}
+
+TEST(Cli, DumpErrorsNameTheBadArgument) {
+  const std::string out = (fs::temp_directory_path() / "kbench-dump-bad.safetensors").string();
+  auto shape = kbench({"dump", "topk", "--shape", "99", "--out", out});
+  EXPECT_EQ(shape.exit_code, 2);
+  EXPECT_NE(shape.output.find("--shape 99: out of range: topk has 11 shapes"), std::string::npos) << shape.output;
+  auto rows = kbench({"dump", "topk", "--rows", "5", "--out", out});  // shape 0 has one row
+  EXPECT_EQ(rows.exit_code, 2);
+  EXPECT_NE(rows.output.find("--rows 5: out of range"), std::string::npos) << rows.output;
+  auto ext = kbench({"dump", "topk", "--out", "/tmp/case.bin"});
+  EXPECT_EQ(ext.exit_code, 2);
+  EXPECT_NE(ext.output.find("--out /tmp/case.bin: expected a file name ending in .safetensors"), std::string::npos)
+      << ext.output;
+  auto dir = kbench({"dump", "topk", "--out", "/nonexistent/dir/case.safetensors"});
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_NE(dir.output.find("the folder /nonexistent/dir does not exist"), std::string::npos) << dir.output;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace

@@ -60,7 +60,17 @@ TEST_P(DeckCudaBuild, CompilesWithNvcc) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
-                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32"),
+                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32",
+                                         "fp8_gemm/solutions/cuda-wgmma", "fp8_gemm/solutions/cuda-mma-sync",
+                                         "fp8_gemm/solutions/exploit-cuda-bf16-upcast",
+                                         "topk/solutions/cuda-radix-select", "topk/solutions/exploit-cuda-unsorted",
+                                         "topk/solutions/exploit-cuda-index-by-value",
+                                         "w4a16_gemm/solutions/cuda-mma-dequant",
+                                         "w4a16_gemm/solutions/exploit-cuda-zero-output",
+                                         "w4a16_gemm/solutions/exploit-cuda-bf16-accumulator",
+                                         "paged_attention/solutions/cuda-split-k",
+                                         "paged_attention/solutions/cuda-warp-per-head",
+                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)

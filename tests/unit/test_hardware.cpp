@@ -14,15 +14,8 @@
 namespace kb {
 namespace {
 
-// The source tree: KBENCH_SOURCE_DIR where the build defines it for tests, else from this file's
-// own path (tests/unit/test_hardware.cpp -> repository root).
-std::filesystem::path source_root() {
-#ifdef KBENCH_SOURCE_DIR
-  return KBENCH_SOURCE_DIR;
-#else
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-#endif
-}
+// The source tree, as the build defines it for tests.
+std::filesystem::path source_root() { return KBENCH_SOURCE_DIR; }
 
 std::filesystem::path hardware_dir() { return source_root() / "hardware"; }
 

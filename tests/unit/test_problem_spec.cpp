@@ -354,7 +354,7 @@ TEST_F(ProblemSpec, PolicyArchKeysAreChecked) {
 
 // The complete example of docs/problem-format.md must stay valid as the format evolves.
 TEST_F(ProblemSpec, DocumentedExampleLoads) {
-  const fs::path doc = fs::path(__FILE__).parent_path() / "../../docs/problem-format.md";
+  const fs::path doc = fs::path(KBENCH_SOURCE_DIR) / "docs/problem-format.md";
   std::ifstream in(doc);
   ASSERT_TRUE(in) << doc;
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

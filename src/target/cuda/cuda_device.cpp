@@ -7,8 +7,11 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/dtype.h"
 #include "core/hash.h"
+#include "deck/problem.h"
 #include "target/cuda/cuda_check.h"
+#include "target/cuda/cuda_generate.h"
 #include "target/cuda/cuda_kernels.h"
 
 namespace kb {
@@ -111,6 +114,28 @@ uint64_t CudaDevice::hash(const void* p, size_t bytes, uint64_t key) {
   KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc_, sizeof(sum), cudaMemcpyDeviceToHost, stream_));
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return mix64(static_cast<uint64_t>(sum) ^ mix64(bytes + key));  // as kb::buffer_hash finishes
+}
+
+bool CudaDevice::generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) {
+  cuda::GenerateKind kind;
+  double p0 = 0, p1 = 0;
+  switch (init.kind) {
+    case InitSpec::Kind::uniform:
+      kind = info(static_cast<DType>(dtype)).is_float ? cuda::GenerateKind::uniform_float : cuda::GenerateKind::uniform_int;
+      p0 = init.low;
+      p1 = init.high;
+      break;
+    case InitSpec::Kind::normal:
+      kind = cuda::GenerateKind::normal;
+      p0 = init.mean;
+      p1 = init.std;
+      break;
+    default:
+      return false;  // a named generator: host code only (deck/registry.h)
+  }
+  KB_CUDA_CHECK(cuda::launch_generate(dst, dtype, numel, kind, seed, stream, p0, p1, stream_));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return true;
 }
 
 void CudaDevice::synchronize() {
@@ -253,6 +278,22 @@ std::optional<Device::TailCheck> CudaDevice::tail_check(const std::function<int(
   KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
   t.stream_seconds = ms * 1e-3;
   return t;
+}
+
+void CudaDevice::start_work_monitor() {
+  std::string why;
+  monitor_ = KernelMonitor::start(stream_, &why);
+  monitor_status_ = monitor_ ? "cupti" : "unavailable: " + why;
+}
+
+void CudaDevice::mark_call(bool inside) {
+  if (monitor_) monitor_->mark_call(inside);
+}
+
+std::optional<std::vector<GpuWork>> CudaDevice::collect_work() {
+  if (!monitor_) return std::nullopt;
+  synchronize();
+  return monitor_->collect();
 }
 
 }  // namespace kb

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "target/cuda/cuda_kernels.h"
+#include "target/cuda/kernel_monitor.h"
 #include "target/target.h"
 
 namespace kb {
@@ -29,6 +30,7 @@ class CudaDevice final : public Device {
   void download(void* dst, const void* src, size_t bytes) override;
   void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) override;
   uint64_t hash(const void* p, size_t bytes, uint64_t key) override;
+  bool generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) override;
   void* stream() override { return stream_; }
   void synchronize() override;
   void flush_cache() override;
@@ -37,6 +39,10 @@ class CudaDevice final : public Device {
   std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) override;
   double max_sm_clock_mhz() const override { return max_clock_mhz_; }
   void set_blocking_kernel(bool on) override { blocking_kernel_ = on; }
+  void start_work_monitor() override;
+  void mark_call(bool inside) override;
+  std::optional<std::vector<GpuWork>> collect_work() override;
+  std::string monitor_status() const override { return monitor_status_; }
 
   size_t l2_bytes() const { return l2_bytes_; }
 
@@ -54,6 +60,8 @@ class CudaDevice final : public Device {
   size_t l2_bytes_ = 0;
   double max_clock_mhz_ = 0;
   bool blocking_kernel_ = true;
+  KernelMonitor* monitor_ = nullptr;
+  std::string monitor_status_ = "not started";
   void* clock_stamps_ = nullptr;  // two cuda::ClockStamp, pinned and host-mapped
   void* clock_stamps_device_ = nullptr;
   cudaStream_t stream_ = nullptr;
