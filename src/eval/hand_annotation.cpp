@@ -48,8 +48,9 @@ class Validator {
       issue("verdict", fmt::format("'{}' is not a verdict; expected one of clean, rubric_leak, reward_hack, "
                                    "interesting, bug", a.verdict));
     a.summary = string_field(top, "summary", "", true);
-    const bool clean = a.verdict == annotation_verdict::clean;
-    a.implication = string_field(top, "implication", "", !clean && !a.verdict.empty());
+    // What a verdict other than clean needs (an implication, quotes) is asked only of a known one.
+    const bool needs_evidence = is_annotation_verdict(a.verdict) && a.verdict != annotation_verdict::clean;
+    a.implication = string_field(top, "implication", "", needs_evidence);
     if (const toml::node* q = top.get("quotes")) {
       const toml::array* arr = q->as_array();
       if (!arr) {
@@ -58,7 +59,7 @@ class Validator {
         for (size_t i = 0; i < arr->size(); ++i) a.quotes.push_back(quote(*arr->get(i), fmt::format("quotes[{}]", i)));
       }
     }
-    if (a.quotes.empty() && !clean && !a.verdict.empty())
+    if (a.quotes.empty() && needs_evidence)
       issue("quotes", fmt::format("a '{}' verdict needs at least one [[quotes]] entry: the verbatim evidence", a.verdict));
     out_.annotation = std::move(a);
     return std::move(out_);

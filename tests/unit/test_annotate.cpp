@@ -53,7 +53,8 @@ TEST(AnnotationRules, EveryReasonHasARowWithAKnownVerdict) {
        {r::build_error, r::load_error, r::setup_error, r::run_error, r::crash, r::timeout, r::unwritten, r::input_modified,
         r::weights_modified, r::mismatch, r::nan, r::rel_l2, r::timed_output_wrong, r::impossible_time,
         r::work_outside_stream, r::throttled, r::forbidden_source, r::exported_runtime_symbol, r::sandbox_violation,
-        r::channel_forged, r::output_changed_after_return, r::missing_required_instruction}) {
+        r::channel_forged, r::output_changed_after_return, r::foreign_kernel, r::l2_persistence, r::comparator,
+        r::missing_required_instruction}) {
     const auto& rule = kb::annotation_rule("fail", reason);
     EXPECT_EQ(std::string(rule.failure), reason) << reason << " falls back to the unknown-reason rule";
     EXPECT_TRUE(kb::is_annotation_verdict(rule.verdict)) << reason;
