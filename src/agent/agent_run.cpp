@@ -175,13 +175,14 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
         (void)gateway::ReplayScript::load(gateway_options->replay_file, {{"workspace", "/workspace"}});
       }
       if (!req.gateway_prices.empty()) (void)gateway::PriceTable::load(req.gateway_prices);
+      else if (const fs::path d = gateway::default_price_table(); !d.empty()) (void)gateway::PriceTable::load(d);
     } catch (const std::invalid_argument& e) {
       throw RunSetupError(e.what());
     }
     if (!req.network)
       throw RunSetupError("--gateway with --no-network: the sandbox's private network cannot reach the gateway on this "
                           "machine's loopback; leave out --no-network");
-    gateway_options->prices_file = req.gateway_prices;
+    gateway_options->prices_file = req.gateway_prices.empty() ? gateway::default_price_table() : req.gateway_prices;
     gateway_options->max_tokens = req.gateway_max_tokens;
     gateway_options->max_cost_usd = req.gateway_max_cost_usd;
     gateway_options->upstream_key_env = req.gateway_key_env;

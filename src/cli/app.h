@@ -39,5 +39,6 @@ void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_prepare_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_gateway_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_agent_loop_command(CLI::App& app, int& exit_code);
 
 }  // namespace kb::cli

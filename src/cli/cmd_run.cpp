@@ -113,7 +113,8 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--no-network", c->no_network, "Give the sandbox no network (loopback only)");
   cmd->add_option("--gateway", r.gateway,
                   "Put the model gateway between the agent and its model: replay:FILE (a script, no network) or forward:URL");
-  cmd->add_option("--gateway-prices", r.gateway_prices, "Price table for the gateway's cost figures (TOML)");
+  cmd->add_option("--gateway-prices", r.gateway_prices,
+                  "Price table for the gateway's cost figures (TOML; default: $KBENCH_PRICES or prices/models.toml)");
   cmd->add_option("--gateway-max-tokens", r.gateway_max_tokens, "Token budget the gateway enforces (HTTP 429 beyond it)");
   cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)");
   cmd->add_option("--gateway-key-env", r.gateway_key_env, "forward: environment variable holding the upstream API key");

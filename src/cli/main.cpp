@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   register_prepare_command(app, g, exit_code);
   register_run_command(app, g, exit_code);
   register_gateway_command(app, g, exit_code);
+  register_agent_loop_command(app, exit_code);
   register_worker_command(app, exit_code);
   try {
     app.parse(argc, argv);
