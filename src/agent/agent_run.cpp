@@ -105,7 +105,8 @@ std::string remove_tree(const fs::path& dir) {
 // The last line the agent's version command prints, run outside the sandbox with the run's
 // private HOME and no other environment of kbench's (so it reads no user configuration).
 std::string agent_version(const std::vector<std::string>& argv, const fs::path& home) {
-  std::vector<std::string> cmd = {"env", "-i", "HOME=" + home.string(), "PATH=" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin")};
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> cmd = {"env", "-i", "HOME=" + home.string(), std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
   cmd.insert(cmd.end(), argv.begin(), argv.end());
   const CommandResult r = run_command(cmd, std::chrono::seconds(60));
   // The last line: some CLIs print warnings first (codex about its helper links).

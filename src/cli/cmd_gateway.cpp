@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/gateway/gateway.h"
+#include "agent/gateway/prices.h"
 #include "cli/app.h"
 #include "store/atomic_file.h"
 

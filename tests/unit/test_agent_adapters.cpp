@@ -4,6 +4,8 @@
 // in tests/integration/agents_test.cpp; here --agent-bin points at /bin/sh, so no CLI is needed.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/adapter.h"
