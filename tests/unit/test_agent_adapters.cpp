@@ -10,6 +10,7 @@
 
 #include "agent/adapter.h"
 #include "agent/cli_install.h"
+#include "core/subprocess.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -29,7 +29,9 @@ TEST(ShippedPrices, LoadAndSayWhereEachPriceWasReadAndWhen) {
     EXPECT_TRUE(std::regex_search(p->source, date)) << name.str() << ": no date in " << p->source;
     EXPECT_GT(p->input, 0) << name.str();
     EXPECT_GT(p->output, p->input) << name.str() << ": output tokens cost more than input at every provider listed";
-    if (p->cache_read) EXPECT_LT(*p->cache_read, p->input) << name.str() << ": a cache hit is cheaper than input";
+    if (p->cache_read) {
+      EXPECT_LT(*p->cache_read, p->input) << name.str() << ": a cache hit is cheaper than input";
+    }
     ++n;
   }
   EXPECT_GE(n, 5u);

@@ -61,7 +61,9 @@ TEST(ReplayToolCalls, AnthropicMessagesHaveToolUseBlocksWholeAndStreamed) {
     if (d["type"] == "content_block_start" && d["content_block"]["type"] == "tool_use") ++tool_starts;
     if (d["type"] == "content_block_delta" && d["delta"]["type"] == "input_json_delta" && d["index"] == 1)
       partial += d["delta"]["partial_json"].get<std::string>();
-    if (d["type"] == "message_delta") EXPECT_EQ(d["delta"]["stop_reason"], "tool_use");
+    if (d["type"] == "message_delta") {
+      EXPECT_EQ(d["delta"]["stop_reason"], "tool_use");
+    }
   }
   EXPECT_EQ(tool_starts, 2);
   EXPECT_EQ(json::parse(partial)["path"], "solution.cpp");
