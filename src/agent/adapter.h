@@ -2,11 +2,11 @@
 // environment, config files in the private HOME, read-only paths of its installation) and how to
 // read what the agent printed back into kbench's event model (agent/transcript.h).
 //
-// Part A ships the `generic` adapter (any shell command). The real CLIs (Claude Code, Codex,
-// opencode, Kimi, Gemini) and kbench's own loop over an OpenAI-compatible endpoint, talking
-// through the model gateway, are further implementations of this interface: the gateway's URL
-// and per-run key reach them through environment(), their settings through config_files(), and
-// their JSON event streams are parsed by normalize().
+// Implementations: `generic` (any shell command, generic_adapter.h), the real CLIs (Claude Code,
+// Codex, opencode, Gemini CLI, Kimi Code; one file each under adapters/) and `kbench`, kbench's
+// own agent loop over an OpenAI-compatible endpoint (agent/loop/). The model gateway's URL reaches
+// them through AgentRunContext, their settings go into config_files(), and their JSON event
+// streams are parsed by normalize().
 #pragma once
 
 #include <chrono>
@@ -33,6 +33,7 @@ struct AgentRunContext {
   std::string problem;                 // problem name
   std::string target;                  // "host" or "cuda"
   std::string gateway_url;             // the model gateway's base URL (http://127.0.0.1:PORT); empty: none
+  std::string gateway_key;             // with the gateway: the per-run placeholder API key the agent sends
 };
 
 // A file the adapter needs in the private HOME before the agent starts (CLI settings, a
@@ -64,12 +65,18 @@ class AgentAdapter {
   virtual std::vector<std::filesystem::path> read_only_paths() const = 0;
   // Turns the raw capture of a run into events, in order.
   virtual std::vector<TranscriptEvent> normalize(const TranscriptFiles& raw) const = 0;
+  // A command printing the agent's version (run.json's agent_version), run outside the sandbox
+  // with the run's private HOME; empty when there is none.
+  virtual std::vector<std::string> version_command() const { return {}; }
 };
 
 // What the command line gives adapters.
 struct AdapterOptions {
   std::string command;                           // --command TEMPLATE (generic)
   std::vector<std::filesystem::path> read_only;  // --ro-bind PATH (repeatable)
+  std::filesystem::path agent_bin;               // --agent-bin PATH: the CLI to run instead of the installed one
+  int max_turns = 100;                           // --max-turns: model calls kbench's own loop may make
+  std::filesystem::path kbench_binary;           // the kbench binary (kbench's own loop runs `kbench agent-loop`)
 };
 
 // Throws std::invalid_argument for an unknown agent name (listing the known ones) or options the

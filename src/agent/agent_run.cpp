@@ -102,6 +102,25 @@ std::string remove_tree(const fs::path& dir) {
   return ec ? ec.message() : "";
 }
 
+// The last line the agent's version command prints, run outside the sandbox with the run's
+// private HOME and no other environment of kbench's (so it reads no user configuration).
+std::string agent_version(const std::vector<std::string>& argv, const fs::path& home) {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> cmd = {"env", "-i", "HOME=" + home.string(), std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
+  cmd.insert(cmd.end(), argv.begin(), argv.end());
+  const CommandResult r = run_command(cmd, std::chrono::seconds(60));
+  // The last line: some CLIs print warnings first (codex about its helper links).
+  std::string line;
+  std::istringstream lines(r.output);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find_first_not_of(" \t\r") != std::string::npos) line = l;
+  if (r.exit_code == 0 && !line.empty()) return line;
+  return fmt::format("unknown ({} failed: {})", join_command(argv),
+                     r.timed_out ? std::string("timed out")
+                     : r.signal  ? "signal " + std::to_string(r.signal)
+                                 : "exit code " + std::to_string(r.exit_code));
+}
+
 class EvalLog {
  public:
   explicit EvalLog(const fs::path& p) : out_(p, std::ios::app) {}
@@ -124,7 +143,9 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
   // --- Everything that can be refused is refused before a folder is made. ---
   std::unique_ptr<AgentAdapter> adapter;
   try {
-    adapter = make_adapter(req.agent, req.adapter_options);
+    AdapterOptions ao = req.adapter_options;
+    ao.kbench_binary = fs::read_symlink("/proc/self/exe");
+    adapter = make_adapter(req.agent, ao);
   } catch (const std::invalid_argument& e) {
     throw RunSetupError(e.what());
   }
@@ -152,16 +173,17 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
       // Checked now, so that a bad script or price table is refused before anything is made.
       if (gateway_options->mode == gateway::GatewayOptions::Mode::replay) {
         gateway_options->replay_file = fs::absolute(gateway_options->replay_file);
-        (void)gateway::ReplayScript::load(gateway_options->replay_file);
+        (void)gateway::ReplayScript::load(gateway_options->replay_file, {{"workspace", "/workspace"}});
       }
       if (!req.gateway_prices.empty()) (void)gateway::PriceTable::load(req.gateway_prices);
+      else if (const fs::path d = gateway::default_price_table(); !d.empty()) (void)gateway::PriceTable::load(d);
     } catch (const std::invalid_argument& e) {
       throw RunSetupError(e.what());
     }
     if (!req.network)
       throw RunSetupError("--gateway with --no-network: the sandbox's private network cannot reach the gateway on this "
                           "machine's loopback; leave out --no-network");
-    gateway_options->prices_file = req.gateway_prices;
+    gateway_options->prices_file = req.gateway_prices.empty() ? gateway::default_price_table() : req.gateway_prices;
     gateway_options->max_tokens = req.gateway_max_tokens;
     gateway_options->max_cost_usd = req.gateway_max_cost_usd;
     gateway_options->upstream_key_env = req.gateway_key_env;
@@ -229,15 +251,19 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     write_file_atomically(run / "prompt.md", ws.prompt);
 
     AgentRunContext ctx{req.model, req.effort, ws.dir, ws.prompt_file, home,
-                        std::chrono::duration_cast<std::chrono::seconds>(req.budget), p.name, target->name(), ""};
+                        std::chrono::duration_cast<std::chrono::seconds>(req.budget), p.name, target->name(), "", ""};
     // --- The model gateway, on a free loopback port, for the agent's turn. ---
     std::unique_ptr<gateway::Gateway> gw;
     if (gateway_options) {
       step = "starting the model gateway";
       gateway_options->log_file = run / "gateway.jsonl";
+      gateway_options->replay_vars = {{"workspace", ws.dir.string()}};
       gw = std::make_unique<gateway::Gateway>(*gateway_options);
       gw->start();
       ctx.gateway_url = gw->base_url();
+      // The key the agent holds: a placeholder the gateway never forwards (forward mode puts the
+      // real key in, from --gateway-key-env).
+      ctx.gateway_key = "kbench-gateway-" + run.path().filename().string();
       record["gateway"] = {{"mode", gateway_options->mode == gateway::GatewayOptions::Mode::replay ? "replay" : "forward"},
                            {"source", gateway_options->mode == gateway::GatewayOptions::Mode::replay
                                           ? gateway_options->replay_file.string()
@@ -258,8 +284,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
       extra_env["OPENAI_API_BASE"] = gw->base_url() + "/v1";
       extra_env["GOOGLE_GEMINI_BASE_URL"] = gw->base_url();
       extra_env["GEMINI_API_BASE_URL"] = gw->base_url();
-      const std::string placeholder = "kbench-gateway-" + run.path().filename().string();
-      for (const char* k : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}) extra_env.emplace(k, placeholder);
+      for (const char* k : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}) extra_env.emplace(k, ctx.gateway_key);
     }
     const fs::path transcript = run / "transcript";
     fs::create_directories(transcript);
@@ -278,6 +303,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     json env_names = json::array();
     for (const auto& [k, _] : extra_env) env_names.push_back(k);
     record["agent_command"] = cmd.display.empty() ? join_command(cmd.argv) : cmd.display;
+    if (const auto vc = adapter->version_command(); !vc.empty()) record["agent_version"] = agent_version(vc, home);
     record["agent_env"] = env_names;  // names only: values may be keys
     record["workspace"] = ws.dir.string();
     record["home"] = home.string();
@@ -333,7 +359,11 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     step = "collecting the agent's work";
     save();
     try {
-      write_events_jsonl(transcript / "events.jsonl", adapter->normalize(TranscriptFiles{bc.stdout_file, bc.stderr_file}));
+      const auto events = adapter->normalize(TranscriptFiles{bc.stdout_file, bc.stderr_file, home});
+      write_events_jsonl(transcript / "events.jsonl", events);
+      record["transcript"] = {{"events", events.size()}};
+      // What the agent's own output says it used; usage.json has the gateway's count.
+      if (const auto u = transcript_usage(events)) record["transcript"]["usage"] = usage_to_json(*u);
     } catch (const std::exception& e) {
       record["transcript_error"] = e.what();
     }

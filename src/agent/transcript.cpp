@@ -74,6 +74,7 @@ json to_json(const TranscriptEvent& e) {
   if (!e.call_id.empty()) j["call_id"] = e.call_id;
   if (!e.input.is_null()) j["input"] = e.input;
   if (e.usage) j["usage"] = usage_to_json(*e.usage);
+  if (!e.scope.empty()) j["scope"] = e.scope;
   if (e.is_error) j["is_error"] = *e.is_error;
   return j;
 }
@@ -90,6 +91,9 @@ TranscriptEvent event_from_json(const json& j) {
   e.stream = optional_field<std::string>(j, "stream", where).value_or("");
   e.tool = optional_field<std::string>(j, "tool", where).value_or("");
   e.call_id = optional_field<std::string>(j, "call_id", where).value_or("");
+  e.scope = optional_field<std::string>(j, "scope", where).value_or("");
+  if (!e.scope.empty() && e.scope != "part" && e.scope != "total")
+    throw std::invalid_argument(where + ".scope: expected \"part\" or \"total\", found \"" + e.scope + "\"");
   if (j.contains("input")) e.input = j["input"];
   if (j.contains("is_error") && !j["is_error"].is_null()) {
     if (!j["is_error"].is_boolean()) throw std::invalid_argument(where + ".is_error: expected true or false, found " + j["is_error"].dump());
@@ -108,6 +112,28 @@ TranscriptEvent event_from_json(const json& j) {
     e.usage = usage;
   }
   return e;
+}
+
+std::optional<Usage> transcript_usage(const std::vector<TranscriptEvent>& events) {
+  std::optional<Usage> run, sum;
+  auto add = [](std::optional<int64_t>& a, const std::optional<int64_t>& b) {
+    if (b) a = a.value_or(0) + *b;
+  };
+  for (const auto& e : events) {
+    if (e.kind != EventKind::usage || !e.usage) continue;
+    if (e.scope == "total") {
+      run = e.usage;
+      continue;
+    }
+    if (!sum) sum = Usage{};
+    add(sum->input_tokens, e.usage->input_tokens);
+    add(sum->output_tokens, e.usage->output_tokens);
+    add(sum->cache_read_tokens, e.usage->cache_read_tokens);
+    add(sum->cache_write_tokens, e.usage->cache_write_tokens);
+    add(sum->reasoning_tokens, e.usage->reasoning_tokens);
+    if (e.usage->cost_usd) sum->cost_usd = sum->cost_usd.value_or(0) + *e.usage->cost_usd;
+  }
+  return run ? run : sum;
 }
 
 std::vector<std::string> read_lines(const fs::path& file) {

@@ -44,16 +44,24 @@ struct TranscriptEvent {
   std::string call_id;            // tool_call / tool_result: pairs a result with its call
   nlohmann::json input;           // tool_call: the tool's arguments as the CLI gave them (null if none)
   std::optional<Usage> usage;     // usage events
+  // usage events: "part" (one model call or turn; the parts add up to the run's usage) or "total"
+  // (the CLI's own total for the run so far; the last one counts).
+  std::string scope;
   std::optional<bool> is_error;   // tool_result: the tool reported failure
 };
 
 nlohmann::json to_json(const TranscriptEvent& e);
 TranscriptEvent event_from_json(const nlohmann::json& j);  // throws std::invalid_argument naming the field
 
+// The usage a transcript reports: the last "total" when the CLI gave one, else the sum of the
+// "part" events; nullopt when it reports none. A count none of the events gave stays unset.
+std::optional<Usage> transcript_usage(const std::vector<TranscriptEvent>& events);
+
 // The raw capture of one agent run (transcript/ of the run directory).
 struct TranscriptFiles {
   std::filesystem::path stdout_file;
   std::filesystem::path stderr_file;
+  std::filesystem::path home;  // the run's private HOME, for CLIs that keep their own session logs there
 };
 
 // Splits a captured stream into lines (a last line without '\n' counts; '\r' before '\n' dropped).

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/gateway/gateway.h"
+#include "agent/gateway/prices.h"
 #include "cli/app.h"
 #include "store/atomic_file.h"
 
@@ -32,6 +33,7 @@ int run_gateway(GatewayCommand& c, GlobalOptions& g) {
   o.upstream = c.forward;
   o.replay_file = c.replay;
   o.max_tokens = c.max_tokens;
+  if (o.prices_file.empty()) o.prices_file = gateway::default_price_table();
   o.max_cost_usd = c.max_cost;
   for (size_t i = 0; !c.provider_order.empty() && i != std::string::npos;) {
     const size_t comma = c.provider_order.find(',', i);
@@ -86,7 +88,8 @@ void register_gateway_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--replay", c->replay, "Replay mode: the script of turns to serve (docs/gateway.md)");
   cmd->add_option("--log", c->o.log_file, "The exchange log (JSON Lines, appended)")->required();
   cmd->add_option("--usage", c->usage_file, "Write the usage totals (usage.json) here when stopped");
-  cmd->add_option("--prices", c->o.prices_file, "Price table (TOML, $/Mtok per model with sources)");
+  cmd->add_option("--prices", c->o.prices_file,
+                  "Price table (TOML, $/Mtok per model with sources; default: $KBENCH_PRICES or prices/models.toml)");
   cmd->add_option("--max-tokens", c->max_tokens, "Budget: refuse requests (HTTP 429) once this many tokens are used");
   cmd->add_option("--max-cost", c->max_cost, "Budget: refuse requests (HTTP 429) once this many dollars are spent");
   cmd->add_option("--openrouter-providers", c->provider_order,

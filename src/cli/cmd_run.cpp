@@ -90,7 +90,10 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   RunRequest& r = c->request;
   auto* cmd = app.add_subcommand("run", "Run a coding agent on a problem in a sandbox, on a budget, and judge what it leaves");
   add_global_options(*cmd, g);
-  cmd->add_option("--agent", r.agent, "The agent adapter: generic (any command, see --command)")->required();
+  cmd->add_option("--agent", r.agent,
+                  "The agent: claude-code, codex, opencode, gemini, kimi (the CLIs), kbench (kbench's own loop) or generic "
+                  "(any command, see --command)")
+      ->required();
   cmd->add_option("--model", r.model, "The model the agent uses (recorded; {model} in --command)")->required();
   cmd->add_option("--problem", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("--target", r.target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
@@ -101,13 +104,17 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--effort", r.effort, "Reasoning effort passed to the agent (recorded)");
   cmd->add_option("--command", r.adapter_options.command,
                   "generic agent: shell command run in the workspace; may use {prompt_file}, {workspace}, {model}");
+  cmd->add_option("--agent-bin", r.adapter_options.agent_bin,
+                  "The agent CLI to run (default: the one scripts/setup --agents installed, else PATH's)");
+  cmd->add_option("--max-turns", r.adapter_options.max_turns, "kbench agent: model calls it may make")->capture_default_str();
   cmd->add_option("--ro-bind", r.adapter_options.read_only,
                   "Extra absolute path the agent's command needs, bound read-only into the sandbox (repeatable)");
   cmd->add_flag("--no-sandbox", c->no_sandbox, "Run the agent without the bubblewrap sandbox (recorded in run.json)");
   cmd->add_flag("--no-network", c->no_network, "Give the sandbox no network (loopback only)");
   cmd->add_option("--gateway", r.gateway,
                   "Put the model gateway between the agent and its model: replay:FILE (a script, no network) or forward:URL");
-  cmd->add_option("--gateway-prices", r.gateway_prices, "Price table for the gateway's cost figures (TOML)");
+  cmd->add_option("--gateway-prices", r.gateway_prices,
+                  "Price table for the gateway's cost figures (TOML; default: $KBENCH_PRICES or prices/models.toml)");
   cmd->add_option("--gateway-max-tokens", r.gateway_max_tokens, "Token budget the gateway enforces (HTTP 429 beyond it)");
   cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)");
   cmd->add_option("--gateway-key-env", r.gateway_key_env, "forward: environment variable holding the upstream API key");

@@ -200,7 +200,7 @@ Gateway::Gateway(GatewayOptions options) : impl_(std::make_unique<Impl>()) {
   g.o = std::move(options);
   if (g.o.log_file.empty()) throw std::invalid_argument("the gateway needs a log file");
   if (g.o.mode == GatewayOptions::Mode::replay) {
-    g.script = ReplayScript::load(g.o.replay_file);
+    g.script = ReplayScript::load(g.o.replay_file, g.o.replay_vars);
   } else {
     if (g.o.upstream.rfind("http://", 0) != 0 && g.o.upstream.rfind("https://", 0) != 0)
       throw std::invalid_argument("forward upstream '" + g.o.upstream + "': expected an http:// or https:// base URL");
@@ -374,11 +374,10 @@ void Gateway::Impl::serve_replay(Exchange& ex, const httplib::Request& req, http
   ReplayResponse r;
   try {
     const size_t q = ex.target.find('?');
-    r = script->next(*ex.kind, ex.stream, ex.model, q == std::string::npos ? "" : ex.target.substr(q + 1));
+    r = script->next(*ex.kind, ex.stream, ex.model, q == std::string::npos ? "" : ex.target.substr(q + 1), req.body);
   } catch (const ReplayError& e) {
     return reply_error(ex, res, 500, ex.kind == ApiKind::anthropic_messages ? "api_error" : "server_error", e.what());
   }
-  (void)req;
   res.status = r.status;
   if (r.chunks.empty()) {
     res.set_content(r.body, r.content_type);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@ struct GatewayOptions {
   Mode mode = Mode::replay;
   std::string upstream;                    // forward: base URL; the request's path is appended as is
   std::filesystem::path replay_file;       // replay: the script
+  std::map<std::string, std::string> replay_vars;  // replay: values of the script's {{kbench.NAME}} placeholders
   std::filesystem::path log_file;          // the exchange log (JSON Lines, appended)
   std::filesystem::path prices_file;       // optional price table (TOML)
   std::optional<int64_t> max_tokens;       // budget: input + output + cache read + cache write

@@ -4,10 +4,19 @@
 
 #include <toml++/toml.h>
 
+#include <cstdlib>
 #include <stdexcept>
+
+#include "core/version.h"
 
 namespace kb::gateway {
 namespace fs = std::filesystem;
+
+fs::path default_price_table() {
+  if (const char* p = std::getenv("KBENCH_PRICES"); p && *p) return p;
+  const fs::path shipped = fs::path(source_dir()) / "prices/models.toml";
+  return fs::exists(shipped) ? shipped : fs::path();
+}
 
 PriceTable PriceTable::load(const fs::path& file) {
   toml::table doc;

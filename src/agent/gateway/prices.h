@@ -30,6 +30,10 @@ struct Cost {
   std::string note;    // why there is no figure
 };
 
+// The price table kbench ships (prices/models.toml of the source tree), or $KBENCH_PRICES; empty
+// when neither exists.
+std::filesystem::path default_price_table();
+
 class PriceTable {
  public:
   PriceTable() = default;
