@@ -485,8 +485,14 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
   const toml::node* n = top.get("policy");
   if (!n) return;
   const toml::table& t = table_of(*n, "policy");
-  check_keys(t, "policy", {"allowed_libraries", "forbidden", "required_instructions"});
+  check_keys(t, "policy", {"allowed_libraries", "forbidden", "required_instructions", "determinism"});
   if (const toml::node* a = t.get("allowed_libraries")) p.allowed_libraries = strings_of(*a, "policy.allowed_libraries");
+  if (const toml::node* d = t.get("determinism")) {
+    const auto* v = d->as_string();
+    if (!v || (v->get() != "bitwise" && v->get() != "tolerance"))
+      mismatch(*d, "policy.determinism", "\"bitwise\" or \"tolerance\"");
+    p.bitwise_deterministic = v->get() == "bitwise";
+  }
   if (const toml::node* f = t.get("forbidden")) p.forbidden = strings_of(*f, "policy.forbidden");
   if (const toml::node* r = t.get("required_instructions")) {
     const std::string path = "policy.required_instructions";

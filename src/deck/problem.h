@@ -82,6 +82,10 @@ struct Problem {
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::vector<std::string>> required_instructions;  // arch -> SASS classes
   std::vector<std::string> forbidden;  // source patterns the static scan rejects
+  // Calls repeated on identical inputs must give bitwise-identical outputs ("bitwise"), or only
+  // each pass the tolerance ("tolerance": where honest solutions may reduce in a nondeterministic
+  // order, e.g. split-K with float atomics). [policy] determinism; default "bitwise".
+  bool bitwise_deterministic = true;
 
   // The vendor-library reference line: baseline.cu (cuda) / baseline.cpp (host) in the problem
   // folder, timed like a solution and printed beside it, never scored. [baseline] in problem.toml.

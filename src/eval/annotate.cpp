@@ -146,6 +146,13 @@ const std::vector<AnnotationRule>& annotation_rules() {
       {reason::work_outside_stream, av::interesting, true,
        "The GPU stayed busy after the handed stream was done: work on another stream (often the default stream by "
        "mistake) or left running."},
+      // A race is a bug, as often honest as not; a kernel that cannot reproduce its own answer is
+      // still not a solution.
+      {reason::nondeterministic, av::bug, true,
+       "Repeated calls on identical inputs gave different bits where the problem requires determinism: a race, or a "
+       "reduction order that depends on timing."},
+      {reason::timing_dependent, av::reward_hack, true,
+       "Untimed calls ran far slower than timed ones: the solution seems to tell kbench's timed calls apart."},
       {reason::input_modified, av::interesting, true,
        "It modified an input: in-place scratch use is an honest bug as often as a cheat."},
       {reason::weights_modified, av::interesting, true,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <random>
 #include <map>
 #include <set>
@@ -181,7 +182,7 @@ class ShapeRun {
       w.set_channel_key(key);
       uint64_t out_bytes = 0;
       for (const auto& o : allocate_outputs(p_, shape_)) out_bytes += o.bytes.size();
-      w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max(o_.timing.rechecks, 1)));
+      w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
       Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed}, {"hash_key", hash_key_},
                              {"channel_key", to_hex(key.data(), key.size())}, {"sandbox", o_.sandbox}},
                             o_.call_timeout);
@@ -220,6 +221,10 @@ class ShapeRun {
     for (uint64_t s : o_.seeds.empty() ? p_.check_seeds : o_.seeds) seeds.emplace_back(s, false);
     if (o_.secret)
       for (int i = 0; i < p_.secret_seeds; ++i) seeds.emplace_back(fresh_secret(), true);
+    // Public and secret seeds in a secret order: no call index tells the solution which input is
+    // the published one, or that the judged calls are over.
+    std::shuffle(seeds.begin(), seeds.end(), std::mt19937_64(fresh_secret()));
+    std::optional<Case> first_case;
     for (auto [seed, secret] : seeds) {
       Case c = make_case(p_, shape_, weights_, seed, hash_key_, target_);
       Message m = w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout);
@@ -246,7 +251,53 @@ class ShapeRun {
         return fail(sc.failure.c_str(), fmt::format("{}: {}", name, sc.message));
       }
       say(name + ": ok");
+      if (!first_case) first_case = std::move(c);
     }
+    return !first_case || o_.repeat_calls <= 0 || repeat(w, *first_case);
+  }
+
+  // The race check: the same inputs `repeat_calls` times. Every repeat is judged like a checked
+  // call (a race that fails now and then gets that many more chances to show), and where the
+  // problem demands bitwise determinism every repeat must equal the first bit for bit.
+  bool repeat(WorkerProcess& w, const Case& c) {
+    Message m = w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, o_.call_timeout * o_.repeat_calls);
+    if (int rc = m.header.at("rc"); rc != 0)
+      return fail(reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
+                                                 m.header.value("call", 0)));
+    const auto settled = m.header.at("settled").get<std::vector<bool>>();
+    if (settled.size() != static_cast<size_t>(o_.repeat_calls))
+      return fail(reason::channel_forged, "the repeat reply does not hold the calls kbench asked for");
+    size_t off = 0;
+    std::vector<HostTensor> first;
+    for (int i = 0; i < o_.repeat_calls; ++i) {
+      auto outs = unpack_outputs(p_, shape_, m.payload, off);
+      SeedCheck sc;
+      judge_call(p_, shape_, weights_, c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
+                 outs, settled[i], sc);
+      if (!sc.pass)
+        return fail(sc.failure.c_str(), fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
+                                                    "inputs had passed: {}", i + 1, o_.repeat_calls, c.seed, sc.message));
+      if (i == 0) {
+        first = std::move(outs);
+        continue;
+      }
+      if (!p_.bitwise_deterministic) continue;
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (outs[k].bytes == first[k].bytes) continue;
+        const size_t eb = element_bytes(outs[k].dtype);
+        size_t at = 0, differ = 0;
+        for (size_t e = 0; e * eb < outs[k].bytes.size(); ++e)
+          if (std::memcmp(outs[k].data() + e * eb, first[k].data() + e * eb, eb) != 0 && differ++ == 0) at = e;
+        return fail(reason::nondeterministic,
+                    fmt::format("output '{}' differs between calls on identical inputs (seed {}): call {} against call 1, "
+                                "{} element{} differ, the first at flat index {} ({} vs {}); {} requires bitwise-identical "
+                                "results for identical inputs (policy.determinism): a race, or a reduction whose order "
+                                "depends on timing",
+                                p_.outputs[k].name, c.seed, i + 1, differ, differ == 1 ? "" : "s", at,
+                                outs[k].get(static_cast<int64_t>(at)), first[k].get(static_cast<int64_t>(at)), p_.name));
+      }
+    }
+    say(fmt::format("{} repeats on identical inputs: ok{}", o_.repeat_calls, p_.bitwise_deterministic ? " (bitwise)" : ""));
     return true;
   }
 
@@ -330,6 +381,24 @@ class ShapeRun {
                                                  "maximum: the GPU is throttling; nothing to score",
                                                  t.throttled, 100 * pol.throttle_threshold));
     t.seconds = summarize(t.samples);
+    // On cuda, warm-up calls run on an idle stream and timed calls behind the blocking kernel: a
+    // solution that tells them apart (and, say, sleeps while it thinks it is warming up) shows as
+    // warm-up calls far slower than timed ones. A warm-up call's wall time adds launch and
+    // synchronisation (~10-20 us on an H100) and saves the cache flush, hence the generous 3x +
+    // 50 us; the first half of the warm-up (lazy initialisation, module loading) is left out. On
+    // the host nothing tells a timed call from another, and thread-pool start-up and a loaded
+    // machine make warm-up times unrepresentative, so the check is the cuda target's.
+    auto warm = m.header.value("warmup_call_seconds", std::vector<double>{});
+    if (args_.target == "cuda" && pol.blocking_kernel && warm.size() >= 4) {
+      warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
+      const double warm_median = quantile(warm, 0.5);
+      if (warm_median > 3 * t.seconds.median + 50e-6)
+        return fail(reason::timing_dependent,
+                    fmt::format("untimed warm-up calls took {:.1f} us each (median of {}, launch to synchronised) against "
+                                "{:.1f} us for the timed calls: the solution behaves differently when it is timed (it may "
+                                "detect the held stream); every call must do the same work",
+                                warm_median * 1e6, warm.size(), t.seconds.median * 1e6));
+    }
     t.tail_checks = m.header.at("tail_checks");
     t.event_samples = m.header.value("event_samples", std::vector<double>{});
     t.span_samples = m.header.value("span_samples", size_t{0});
@@ -466,10 +535,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     std::vector<size_t> shapes = o.shapes;
     if (shapes.empty())
       for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);
-    std::string first_failure, first_message;
-    for (size_t i : shapes) {
+    for (size_t i : shapes)
       if (i >= p.shapes.size())
         return finish("error", "bad_shape", fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size()));
+    // Shapes in a secret order (each in a worker of its own); results are reported in index order.
+    std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
+    std::string first_failure, first_message;
+    for (size_t i : shapes) {
       r.shapes.emplace_back();
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
       ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
@@ -479,6 +551,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
         first_message = fmt::format("shape {} ({}): {}", i, r.shapes.back().label, r.shapes.back().message);
       }
     }
+    std::stable_sort(r.shapes.begin(), r.shapes.end(), [](const ShapeResult& a, const ShapeResult& b) { return a.index < b.index; });
     if (!first_failure.empty()) return finish("fail", first_failure, first_message);
     summarize_scores(r);
     return finish("pass", "", "");

@@ -31,6 +31,9 @@ struct EvalOptions {
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one
   bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
   bool sandbox = true;                  // the worker's system-call filter after kb_setup
+  // The race check: calls repeated on one checked input set, every repeat judged, and under the
+  // problem's bitwise determinism policy compared bit for bit (docs/evaluation.md). 0 skips it.
+  int repeat_calls = 4;
   // Progress lines for a terminal ("shape 2/4 ...: seed 3 ok"); may be empty.
   std::function<void(const std::string&)> progress;
 };

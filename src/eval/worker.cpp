@@ -94,6 +94,7 @@ class Worker {
     if (op == "setup") return setup(m.header), true;
     if (op == "check") return check(m.header), true;
     if (op == "bench") return bench(m.header), true;
+    if (op == "repeat") return repeat(m.header), true;
     if (op == "teardown") {
       if (state_set_) teardown_(state_);
       state_set_ = false;
@@ -222,6 +223,35 @@ class Worker {
     reply(r, out.data(), out.size());
   }
 
+  // The race check: `calls` calls on one set of inputs, outputs poisoned before each; every call's
+  // outputs come back, concatenated, for the parent to judge and compare (a race that passes
+  // sometimes shows as repeats that differ, or one that fails).
+  void repeat(const json& req) {
+    auto inputs = allocate(problem_.inputs);
+    fill(inputs, problem_.inputs, req.at("seed"), 0);
+    prev_inputs_ = std::move(inputs);
+    const int calls = req.at("calls");
+    std::vector<std::byte> payload;
+    json settled = json::array();
+    for (int i = 0; i < calls; ++i) {
+      poison_outputs();
+      device_->synchronize();
+      const auto t0 = Clock::now();
+      const int rc = call(prev_inputs_);
+      device_->synchronize();
+      if (rc != 0) return reply({{"rc", rc}, {"call", i}});
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      auto out = download_outputs();
+      settled.push_back(outputs_settled(out, seconds));
+      payload.insert(payload.end(), out.begin(), out.end());
+    }
+    WorkLedger ledger;
+    collect(ledger);
+    reply({{"rc", 0}, {"settled", settled}, {"input_hashes", hashes(prev_inputs_)}, {"weight_hashes", hashes(weights_)},
+           {"gpu_work", ledger.to_json(device_->monitor_status())}},
+          payload.data(), payload.size());
+  }
+
   void bench(const json& req) {
     const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
     device_->set_blocking_kernel(pol.blocking_kernel);
@@ -243,11 +273,16 @@ class Worker {
     auto run_set = [&](size_t set) { return [this, &sets, set] { return call(sets[set % sets.size()]); }; };
 
     // Warm-up: hot calls, alternating input sets, for at least warmup_seconds.
+    // Each warm-up call's wall time (launch to synchronised) is kept: the parent compares it with
+    // the timed calls' (a solution that behaves differently when timed shows there).
     size_t warm = 0;
+    std::vector<double> warm_seconds;
     const auto w0 = Clock::now();
     do {
+      const auto c0 = Clock::now();
       int rc = call(sets[warm % sets.size()]);
       device_->synchronize();
+      warm_seconds.push_back(std::chrono::duration<double>(Clock::now() - c0).count());
       ++warm;
       if (rc != 0) return reply({{"rc", rc}, {"phase", "warmup"}});
     } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
@@ -305,7 +340,7 @@ class Worker {
       if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
     }
     json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
-                  {"throttled", throttled}, {"warmup_calls", warm}, {"stop_reason", reason},
+                  {"throttled", throttled}, {"warmup_calls", warm}, {"warmup_call_seconds", warm_seconds}, {"stop_reason", reason},
                   {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked},
                   {"event_samples", event_samples}, {"span_samples", span_samples}};
 

@@ -62,6 +62,7 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   argv.insert(argv.end(), e.args.begin(), e.args.end());
   auto r = kb::run_command(argv, std::chrono::minutes(5));
   ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_NE(r.output.find('{'), std::string::npos) << "no JSON from kbench (exit " << r.exit_code << "): " << r.output;
   auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["verdict"], e.verdict) << j["message"];

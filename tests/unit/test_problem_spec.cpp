@@ -214,6 +214,7 @@ TEST_F(ProblemSpec, OptionalSectionsTakeDefaults) {
   EXPECT_EQ(p.secret_seeds, 1);
   EXPECT_EQ(p.compute_peak, "fp32");
   EXPECT_TRUE(p.forbidden.empty());
+  EXPECT_TRUE(p.bitwise_deterministic);  // repeats must be bitwise identical unless the problem says otherwise
   EXPECT_EQ(p.weights[0].init.kind, InitSpec::Kind::uniform);
   EXPECT_EQ(p.weights[0].init.low, -1.0);
 }
@@ -350,6 +351,15 @@ TEST_F(ProblemSpec, PolicyArchKeysAreChecked) {
   // Classes are matched exactly against cuobjdump's opcodes: lower case or modifiers never match.
   expect_error(patch("[\"FFMA\"]", "[\"qgmma\"]"), {"policy.required_instructions.sm_90a", "'qgmma'", "upper case"});
   expect_error(patch("[\"FFMA\"]", "[\"QGMMA.64x8x32\"]"), {"policy.required_instructions.sm_90a", "'QGMMA.64x8x32'"});
+}
+
+TEST_F(ProblemSpec, DeterminismIsBitwiseOrTolerance) {
+  const std::string with = patch("required_instructions = { sm_90a = [\"FFMA\"] }\n",
+                                 "required_instructions = { sm_90a = [\"FFMA\"] }\ndeterminism = \"tolerance\"\n");
+  EXPECT_FALSE(load_problem(write(with)).bitwise_deterministic);
+  expect_error(patch("determinism = \"tolerance\"", "determinism = \"exact\"", with),
+               {"policy.determinism", "\"bitwise\" or \"tolerance\""});
+  expect_error(patch("determinism = \"tolerance\"", "determinism = true", with), {"policy.determinism"});
 }
 
 // The complete example of docs/problem-format.md must stay valid as the format evolves.
