@@ -102,6 +102,10 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-sandbox", c->no_sandbox,
                   "Run the solution without the worker's system-call filter (debugging; a verdict so obtained is "
                   "not trustworthy)");
+    cmd->add_option("--repeat-calls", c->options.repeat_calls,
+                    "Race check: calls repeated on identical inputs (0 skips the check)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
   }
   if (mode != "check") {
     TimingPolicy& t = c->options.timing;
@@ -110,6 +114,13 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_option("--max-samples", t.max_samples, "Stop after this many samples")->capture_default_str();
     cmd->add_option("--noise", t.target_rel_stdev, "Stop when stdev/mean of the samples falls to this")->capture_default_str();
     cmd->add_option("--warmup", t.warmup_seconds, "Seconds of warm-up calls before sampling")->capture_default_str();
+    cmd->add_option("--rechecks", t.rechecks, "Timed calls whose outputs are re-checked in secret (0 skips them)")
+        ->check(CLI::Range(0, 1000))
+        ->capture_default_str();
+    cmd->add_option("--tail-checks", t.tail_checks,
+                    "Device-wide cross-checks for work left running (the fallback when CUPTI is unavailable)")
+        ->check(CLI::Range(0, 1000))
+        ->capture_default_str();
     cmd->add_flag("--samples", c->samples, "Include every sample in --json output");
     cmd->add_flag("--no-baseline{false}", c->options.baseline,
                   "Do not time the problem's baseline (the vendor-library reference line)");
