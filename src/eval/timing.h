@@ -39,9 +39,10 @@ struct TimingPolicy {
 // the start of the solution's first kernel/copy/memset to the end of its last (NaN when unknown,
 // or when the call enqueued stream work that no record covers: a host function, a wait, a graph
 // launch; see GpuWork::unrecorded). The span leaves out the fixed time between the start event and
-// the first kernel (launch and the activity tracing's own cost: ~0.7-2.5 us on an H100, what made
-// a 6 us kernel read 11% slower than Nsight Compute's gpu__time_duration, which leaves it out too),
-// so it is used whenever it is known and not longer than the events. As a last guard, events that
+// the first kernel (launch and the activity tracing's own cost: ~0.7-2.5 us on an H100), so it is
+// used whenever it is known and not longer than the events. (Nsight Compute's gpu__time_duration
+// reads a constant 1.2-1.8 us longer than the span at every copy size from 1 to 256 MiB on an H200,
+// at the same SM clock: docs/evaluation.md.) As a last guard, events that
 // exceed the span by more than max(kSpanAgreementSeconds, kSpanAgreementFraction of the events)
 // stand: a gap that large is not launch overhead.
 inline constexpr double kSpanAgreementSeconds = 20e-6;
