@@ -40,7 +40,20 @@ std::string_view trim(std::string_view s) {
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
 bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
+
+// cuobjdump's listings, a line at a time, each trimmed (views into `text`).
+std::vector<std::string_view> trimmed_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos <= text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    lines.push_back(trim(text.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  return lines;
+}
 
 std::string demangle(const std::string& name) {
   if (!starts_with(name, "_Z")) return "";
@@ -117,12 +130,7 @@ SassListing parse_cuobjdump_sass(std::string_view text) {
   SassListing out;
   std::string arch;
   SassKernel* k = nullptr;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = trim(text.substr(pos, nl - pos));
-    pos = nl + 1;
+  for (const std::string_view line : trimmed_lines(text)) {
     if (line.empty()) continue;
     if (starts_with(line, "arch = ")) {
       arch = std::string(trim(line.substr(7)));
@@ -161,12 +169,7 @@ size_t merge_resource_usage(std::string_view text, SassListing& listing) {
   static const std::regex field(R"(([A-Z_]+)(\[\d+\])?:(\d+))");
   std::string arch, function;
   size_t matched = 0;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = trim(text.substr(pos, nl - pos));
-    pos = nl + 1;
+  for (const std::string_view line : trimmed_lines(text)) {
     if (starts_with(line, "arch = ")) {
       arch = std::string(trim(line.substr(7)));
       function.clear();
