@@ -202,48 +202,61 @@ class Worker {
     return download_outputs() == first;
   }
 
-  void check(const json& req) {
-    // The previous check's inputs stay allocated until this one's are, so consecutive calls never
-    // see the same input addresses (a cache keyed on the input pointer cannot hit by chance).
+  // Fresh inputs of `seed` for checked calls. The previous ones stay allocated until these are, so
+  // consecutive checks never see the same input addresses (a cache keyed on the input pointer
+  // cannot hit by chance).
+  void fresh_inputs(uint64_t seed) {
     auto inputs = allocate(problem_.inputs);
-    fill(inputs, problem_.inputs, req.at("seed"), 0);
+    fill(inputs, problem_.inputs, seed, 0);
     prev_inputs_ = std::move(inputs);
+  }
+
+  struct CheckedCall {
+    int rc = 0;
+    double seconds = 0;             // wall time, launch to synchronised
+    std::vector<std::byte> outputs;
+    bool settled = false;           // the outputs did not change after kb_run returned
+  };
+
+  // One untimed call on the current inputs: outputs poisoned before, downloaded after, and
+  // fingerprinted again a little later (outputs_settled).
+  CheckedCall checked_call() {
+    CheckedCall c;
     poison_outputs();
     device_->synchronize();
     const auto t0 = Clock::now();
-    int rc = call(prev_inputs_);
+    c.rc = call(prev_inputs_);
     device_->synchronize();
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    auto out = download_outputs();
-    json r = {{"rc", rc}, {"seconds", seconds}, {"input_hashes", hashes(prev_inputs_)},
-              {"weight_hashes", hashes(weights_)}, {"settled", outputs_settled(out, seconds)}};
+    c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    c.outputs = download_outputs();
+    c.settled = outputs_settled(c.outputs, c.seconds);
+    return c;
+  }
+
+  void check(const json& req) {
+    fresh_inputs(req.at("seed"));
+    const CheckedCall c = checked_call();
+    json r = {{"rc", c.rc}, {"seconds", c.seconds}, {"input_hashes", hashes(prev_inputs_)},
+              {"weight_hashes", hashes(weights_)}, {"settled", c.settled}};
     WorkLedger ledger;
     collect(ledger);  // after the settle wait: a thread of the solution's finishing late is seen too
     r["gpu_work"] = ledger.to_json(device_->monitor_status());
-    reply(r, out.data(), out.size());
+    reply(r, c.outputs.data(), c.outputs.size());
   }
 
-  // The race check: `calls` calls on one set of inputs, outputs poisoned before each; every call's
-  // outputs come back, concatenated, for the parent to judge and compare (a race that passes
-  // sometimes shows as repeats that differ, or one that fails).
+  // The race check: `calls` checked calls on one set of inputs; every call's outputs come back,
+  // concatenated, for the parent to judge and compare (a race that passes sometimes shows as
+  // repeats that differ, or one that fails).
   void repeat(const json& req) {
-    auto inputs = allocate(problem_.inputs);
-    fill(inputs, problem_.inputs, req.at("seed"), 0);
-    prev_inputs_ = std::move(inputs);
+    fresh_inputs(req.at("seed"));
     const int calls = req.at("calls");
     std::vector<std::byte> payload;
     json settled = json::array();
     for (int i = 0; i < calls; ++i) {
-      poison_outputs();
-      device_->synchronize();
-      const auto t0 = Clock::now();
-      const int rc = call(prev_inputs_);
-      device_->synchronize();
-      if (rc != 0) return reply({{"rc", rc}, {"call", i}});
-      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      auto out = download_outputs();
-      settled.push_back(outputs_settled(out, seconds));
-      payload.insert(payload.end(), out.begin(), out.end());
+      const CheckedCall c = checked_call();
+      if (c.rc != 0) return reply({{"rc", c.rc}, {"call", i}});
+      settled.push_back(c.settled);
+      payload.insert(payload.end(), c.outputs.begin(), c.outputs.end());
     }
     WorkLedger ledger;
     collect(ledger);
