@@ -236,14 +236,12 @@ class ShapeRun {
       sc.seconds = m.header.value("seconds", 0.0);
       judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
                  weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
-      if (sc.pass && o_.integrity && m.header.contains("gpu_work")) {
-        r_.gpu_work = m.header["gpu_work"];
-        if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) {
+      if (sc.pass)
+        if (auto v = checked_gpu_work(m.header)) {
           sc.pass = false;
           sc.failure = v->failure;
           sc.message = v->message;
         }
-      }
       r_.checks.push_back(sc);
       const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
       if (!sc.pass) {
@@ -254,6 +252,14 @@ class ShapeRun {
       if (!first_case) first_case = std::move(c);
     }
     return !first_case || o_.repeat_calls <= 0 || repeat(w, *first_case);
+  }
+
+  // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
+  // and judged for provenance, streams and persisting L2 when integrity checks apply.
+  std::optional<GpuWorkVerdict> checked_gpu_work(const json& reply) {
+    if (!o_.integrity || !reply.contains("gpu_work")) return std::nullopt;
+    r_.gpu_work = reply.at("gpu_work");
+    return judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries);
   }
 
   // The race check: the same inputs `repeat_calls` times. Every repeat is judged like a checked
@@ -297,6 +303,8 @@ class ShapeRun {
                                 outs[k].get(static_cast<int64_t>(at)), first[k].get(static_cast<int64_t>(at)), p_.name));
       }
     }
+    if (auto v = checked_gpu_work(m.header))
+      return fail(v->failure, fmt::format("repeated calls on identical inputs (seed {}): {}", c.seed, v->message));
     say(fmt::format("{} repeats on identical inputs: ok{}", o_.repeat_calls, p_.bitwise_deterministic ? " (bitwise)" : ""));
     return true;
   }
