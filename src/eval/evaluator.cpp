@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -43,6 +44,17 @@ std::string now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
+}
+
+// Runs f and adds its wall time to `seconds` (ShapePhases).
+template <class F>
+decltype(auto) timed(double& seconds, F&& f) {
+  struct AddOnExit {
+    double& seconds;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    ~AddOnExit() { seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  } add{seconds};
+  return f();
 }
 
 // One case as the parent knows it: the inputs it generated itself, their fingerprints, and the
@@ -168,6 +180,15 @@ class ShapeRun {
 
   // Returns true when the shape passed everything that was asked.
   bool run(const Target& target, const Ceilings* ceilings) {
+    const bool pass = timed(r_.seconds.total, [&] { return run_phases(target, ceilings); });
+    const ShapePhases& t = r_.seconds;
+    say(fmt::format("{:.1f} s: setup {:.1f} s, expected outputs {:.1f} s, worker calls {:.1f} s, judging {:.1f} s", t.total,
+                    t.setup, t.expected, t.worker, t.judging));
+    return pass;
+  }
+
+ private:
+  bool run_phases(const Target& target, const Ceilings* ceilings) {
     target_ = &target;
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
@@ -175,6 +196,7 @@ class ShapeRun {
       WorkerProcess w(args_, log, o_.call_timeout);
       hash_key_ = fresh_secret();
       const uint64_t weights_seed = fresh_secret();
+      const auto setup_start = std::chrono::steady_clock::now();
       weights_ = generate_weights(p_, shape_, weights_seed);
       for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
       // The channel key: from here on every reply must carry its HMAC (protocol.h).
@@ -186,6 +208,7 @@ class ShapeRun {
       Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed}, {"hash_key", hash_key_},
                              {"channel_key", to_hex(key.data(), key.size())}, {"sandbox", o_.sandbox}},
                             o_.call_timeout);
+      r_.seconds.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
       if (int rc = m.header.at("rc"); rc != 0)
         return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
@@ -204,7 +227,6 @@ class ShapeRun {
     return true;
   }
 
- private:
   bool fail(const char* why, std::string message) {
     r_.pass = false;
     r_.failure = why;
@@ -226,16 +248,18 @@ class ShapeRun {
     std::shuffle(seeds.begin(), seeds.end(), std::mt19937_64(fresh_secret()));
     std::optional<Case> first_case;
     for (auto [seed, secret] : seeds) {
-      Case c = make_case(p_, shape_, weights_, seed, hash_key_, target_);
-      Message m = w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout);
+      Case c = timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_); });
+      Message m = timed(r_.seconds.worker, [&] { return w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout); });
       size_t off = 0;
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
       sc.seed = seed;
       sc.secret = secret;
       sc.seconds = m.header.value("seconds", 0.0);
-      judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
-                 weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
+      timed(r_.seconds.judging, [&] {
+        judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
+                   weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
+      });
       if (sc.pass)
         if (auto v = checked_gpu_work(m.header)) {
           sc.pass = false;
@@ -266,7 +290,9 @@ class ShapeRun {
   // call (a race that fails now and then gets that many more chances to show), and where the
   // problem demands bitwise determinism every repeat must equal the first bit for bit.
   bool repeat(WorkerProcess& w, const Case& c) {
-    Message m = w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, o_.call_timeout * o_.repeat_calls);
+    Message m = timed(r_.seconds.worker, [&] {
+      return w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, o_.call_timeout * o_.repeat_calls);
+    });
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
                                                  m.header.value("call", 0)));
@@ -278,8 +304,10 @@ class ShapeRun {
     for (int i = 0; i < o_.repeat_calls; ++i) {
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge_call(p_, shape_, weights_, c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                 outs, settled[i], sc);
+      timed(r_.seconds.judging, [&] {
+        judge_call(p_, shape_, weights_, c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
+                   outs, settled[i], sc);
+      });
       if (!sc.pass)
         return fail(sc.failure.c_str(), fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
                                                     "inputs had passed: {}", i + 1, o_.repeat_calls, c.seed, sc.message));
@@ -293,7 +321,7 @@ class ShapeRun {
         const size_t eb = element_bytes(outs[k].dtype);
         size_t at = 0, differ = 0;
         for (size_t e = 0; e * eb < outs[k].bytes.size(); ++e)
-          if (std::memcmp(outs[k].data() + e * eb, first[k].data() + e * eb, eb) != 0 && differ++ == 0) at = e;
+          if (std::memcmp(outs[k].bytes.data() + e * eb, first[k].bytes.data() + e * eb, eb) != 0 && differ++ == 0) at = e;
         return fail(reason::nondeterministic,
                     fmt::format("output '{}' differs between calls on identical inputs (seed {}): call {} against call 1, "
                                 "{} element{} differ, the first at flat index {} ({} vs {}); {} requires bitwise-identical "
@@ -314,7 +342,7 @@ class ShapeRun {
     std::vector<Case> sets;
     json seeds = json::array();
     for (int i = 0; i < std::max(1, pol.input_sets); ++i) {
-      sets.push_back(make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_));
+      sets.push_back(timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_); }));
       seeds.push_back(sets.back().seed);
     }
     // Which timed calls get re-checked is the parent's secret: random iterations among the ones
@@ -329,16 +357,19 @@ class ShapeRun {
     std::map<uint64_t, Case> recheck_cases;
     json recheck_seeds = json::array();
     for (size_t i = 0; i < recheck.size(); ++i) {
-      Case c = make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_);
+      Case c = timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_); });
       recheck_seeds.push_back(c.seed);
       recheck_cases.emplace(c.seed, std::move(c));
     }
     say("timing");
     const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
         1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
-    Message m = w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"recheck_iterations", std::vector<size_t>(recheck.begin(), recheck.end())},
-                           {"recheck_seeds", recheck_seeds}},
-                          budget);
+    Message m = timed(r_.seconds.worker, [&] {
+      return w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)},
+                        {"recheck_iterations", std::vector<size_t>(recheck.begin(), recheck.end())},
+                        {"recheck_seeds", recheck_seeds}},
+                       budget);
+    });
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
     size_t off = 0;
@@ -354,8 +385,10 @@ class ShapeRun {
         return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge_call(p_, shape_, weights_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"),
-                 weight_hashes_, outs, rc.at("settled").get<bool>(), sc);
+      timed(r_.seconds.judging, [&] {
+        judge_call(p_, shape_, weights_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"),
+                   weight_hashes_, outs, rc.at("settled").get<bool>(), sc);
+      });
       if (!sc.pass) {
         const size_t it = rc.at("iteration");
         const size_t set = it % sets.size();

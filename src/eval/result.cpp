@@ -32,7 +32,9 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"message", s.message}, {"checks", checks}, {"flops", s.flops}, {"bytes", s.bytes},
           {"timing", s.timing ? to_json(*s.timing, with_samples) : json(nullptr)},
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
-          {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work}};
+          {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
+          {"seconds", {{"setup", s.seconds.setup}, {"expected", s.seconds.expected}, {"worker", s.seconds.worker},
+                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}}};
 }
 
 }  // namespace

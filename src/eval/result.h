@@ -64,6 +64,13 @@ struct SeedCheck {
   double seconds = 0;   // wall time of the untimed call (informational)
 };
 
+// Where a shape's wall time went, in seconds: generating the weights and kb_setup; the parent's
+// expected outputs (input generation, GPU reference, CPU oracle rows); waiting on the worker's
+// checked, repeated and timed calls (outputs copied back included); judging the returned outputs.
+struct ShapePhases {
+  double setup = 0, expected = 0, worker = 0, judging = 0, total = 0;
+};
+
 struct ShapeResult {
   size_t index = 0;
   std::string label;
@@ -78,6 +85,7 @@ struct ShapeResult {
   // The GPU work the worker attributed to the solution over the timed run (eval/gpu_work.h), or
   // over the checks when there was no timing; null on targets without attribution.
   nlohmann::json gpu_work;
+  ShapePhases seconds;
 };
 
 struct BuildRecord {
