@@ -31,7 +31,7 @@
 
 namespace {
 
-constexpr int64_t K = 128, V = 128, H = 32;
+constexpr int64_t K = 128, V = 128;
 // Generator parameters of problem.toml.
 constexpr double kRateLo = 1e-3, kRateHi = 1.0, kLowerBound = -5.0, kBetaMean = 0.0, kBetaStd = 1.0;
 // Input streams: problem.toml's input order q, k, v, g, beta.
@@ -46,7 +46,7 @@ struct Sequence {
 };
 
 // One (b, h) sequence of a (B, T, H, *) case, at the flat indices generators.cpp uses.
-Sequence draw(uint64_t seed, int64_t T, int64_t b, int64_t h) {
+Sequence draw(uint64_t seed, int64_t T, int64_t H, int64_t b, int64_t h) {
   Sequence s{T, std::vector<double>(T * K), std::vector<double>(T * K), std::vector<double>(T * V),
              std::vector<double>(T * K), std::vector<double>(T)};
   std::vector<double> row(K);
@@ -215,8 +215,10 @@ int main(int argc, char** argv) {
   const int per_shape = argc > 2 ? std::atoi(argv[2]) : 4;
   g_atol = argc > 3 ? std::atof(argv[3]) : 0;
   g_rtol = argc > 4 ? std::atof(argv[4]) : 0;
-  struct Shape { int64_t B, T; const char* label; };
-  const std::vector<Shape> shapes = {{8, 1024, "B8 T1024"}, {2, 4096, "B2 T4096"}, {1, 8192, "B1 T8192"}, {2, 3000, "B2 T3000"}};
+  // problem.toml's shapes (B, T, H; K = V = 128).
+  struct Shape { int64_t B, T, H; const char* label; };
+  const std::vector<Shape> shapes = {{2, 1024, 8, "B2 T1024 H8"}, {2, 2048, 8, "B2 T2048 H8"}, {1, 4096, 8, "B1 T4096 H8"},
+                                     {1, 2048, 4, "B1 T2048 H4"}, {1, 3000, 8, "B1 T3000 H8"}};
   const char* names[] = {"rec32", "chunk32", "chunk_bf16", "rec_bf16_state", "no_beta", "no_decay", "chunk_local", "zero"};
   constexpr int kImpls = 8;
   printf("atol %g rtol %g\n", g_atol, g_rtol);
@@ -228,8 +230,8 @@ int main(int argc, char** argv) {
 #pragma omp parallel for schedule(dynamic)
       for (int i = 0; i < per_shape; ++i) {
         // Spread the sampled sequences over batches and heads.
-        const int64_t b = (i * 7 + seed) % sh.B, h = (i * 11 + 3 * seed) % H;
-        const Sequence s = draw(static_cast<uint64_t>(seed), sh.T, b, h);
+        const int64_t b = (i * 7 + seed) % sh.B, h = (i * 11 + 3 * seed) % sh.H;
+        const Sequence s = draw(static_cast<uint64_t>(seed), sh.T, sh.H, b, h);
         const auto ref = recurrent<double>(s);
         std::vector<double> outs[kImpls] = {recurrent<float>(s), chunked(s, 64, false), chunked(s, 64, true),
                                             recurrent<float>(s, true, true, true),

@@ -35,15 +35,15 @@ std::vector<int64_t> lengths(const kb::Problem& p, size_t shape, uint64_t seed) 
 
 TEST(DeckPagedAttention, CostMatchesAHandCount) {
   const kb::Problem p = load();
-  ASSERT_EQ(p.shapes.size(), 6u);
-  const auto v = p.variables(p.shapes[2]);  // Llama-3-8B, batch 32, up to 4K, 65536 tokens in all
+  ASSERT_EQ(p.shapes.size(), 5u);
+  const auto v = p.variables(p.shapes[1]);  // batch 32, up to 2K, 32800 tokens in all
   ASSERT_EQ(v.at("batch"), 32);
-  ASSERT_EQ(v.at("total_tokens"), 65536);
+  ASSERT_EQ(v.at("total_tokens"), 32800);
   // QK^T and PV: 2 * 128 FLOPs each per (token, query head), 32 query heads.
-  EXPECT_EQ(p.flops.eval(v), 65536.0 * 32 * (2 * 128 + 2 * 128));
+  EXPECT_EQ(p.flops.eval(v), 32800.0 * 32 * (2 * 128 + 2 * 128));
   // K and V of every token (8 kv heads x 256 bf16), query and output (32 x 32 x 128 bf16 each), the
-  // table (32 x 256 int32) and seq_lens (32 int32).
-  const double kv = 65536.0 * 8 * 256 * 2, q = 32.0 * 32 * 128 * 2, table = 32.0 * 256 * 4, lens = 32.0 * 4;
+  // table (32 x 128 int32) and seq_lens (32 int32).
+  const double kv = 32800.0 * 8 * 256 * 2, q = 32.0 * 32 * 128 * 2, table = 32.0 * 128 * 4, lens = 32.0 * 4;
   EXPECT_EQ(p.bytes.eval(v), kv + 2 * q + table + lens);
 }
 
@@ -90,7 +90,12 @@ TEST(DeckPagedAttention, LengthsAreUnequalAndEndInsidePages) {
       }
     }
     // A batch of one has a single possible length (total_tokens); every other batch changes per seed.
-    EXPECT_EQ(per_seed.size(), p.shapes[s].dims[0] == 1 ? 1u : 5u) << p.shape_label(s);
+    // A batch of 4 has only 256 x 24 possible length vectors (1, the maximum, a whole number of pages,
+    // the rest; in some order), and seeds 1 and 3 happen to draw the same one on "batch 4 up to 4K".
+    if (p.shapes[s].dims[0] == 1)
+      EXPECT_EQ(per_seed.size(), 1u) << p.shape_label(s);
+    else
+      EXPECT_GE(per_seed.size(), p.shapes[s].dims[0] <= 4 ? 4u : 5u) << p.shape_label(s);
   }
 }
 
@@ -209,7 +214,7 @@ TEST(DeckPagedAttention, PromptRendersWithTheJudgedNumbers) {
   const kb::Problem p = load();
   const std::string text = kb::render_prompt(p, kb::PromptContext{"cuda", "NVIDIA H100 80GB HBM3", 45min});
   EXPECT_EQ(text.find("{{"), std::string::npos) << text;
-  for (const char* must : {"NVIDIA H100 80GB HBM3", "solution.cu", "atol = 0.01, rtol = 0.01", "total_tokens = 65536", "max_seq_len = 8192", "3 fixed seeds plus 2 secret seeds", "./kbench check", "./kbench bench", "ncu", "nsys", "c->inputs[2]` / `block_table"})
+  for (const char* must : {"NVIDIA H100 80GB HBM3", "solution.cu", "atol = 0.01, rtol = 0.01", "total_tokens = 32800", "max_seq_len = 1535", "head_dim = 64", "3 fixed seeds plus 2 secret seeds", "./kbench check", "./kbench bench", "ncu", "nsys", "c->inputs[2]` / `block_table"})
     EXPECT_NE(text.find(must), std::string::npos) << "missing '" << must << "' in:\n" << text;
 }
 
