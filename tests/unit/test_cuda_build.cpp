@@ -70,7 +70,11 @@ INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
                                          "w4a16_gemm/solutions/exploit-cuda-bf16-accumulator",
                                          "paged_attention/solutions/cuda-split-k",
                                          "paged_attention/solutions/cuda-warp-per-head",
-                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive"),
+                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive",
+                                         "moe_swiglu/solutions/exploit-cuda-constant-output",
+                                         "paged_attention/solutions/exploit-cuda-constant-output",
+                                         "kda/solutions/exploit-cuda-constant-output",
+                                         "softmax/solutions/cuda-graph-two-pass"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)
