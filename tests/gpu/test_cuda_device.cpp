@@ -120,6 +120,35 @@ TEST_F(CudaDeviceTest, HotTimingCapturesAGraphAndReportsPerCallTime) {
   EXPECT_NEAR(per_call, want, 0.1 * want);
 }
 
+// A call that launches a CUDA graph of its own is legal on the handed stream, but CUDA refuses a
+// graph launch into a capturing stream: hot timing falls back to back-to-back calls, and a call
+// that fails outside capture too is still reported.
+TEST_F(CudaDeviceTest, HotTimingFallsBackWhenACallCannotBeCaptured) {
+  const double want = 50e-6;
+  auto stream = static_cast<cudaStream_t>(dev->stream());
+  cudaStream_t side = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(side, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  ASSERT_EQ(launch_spin(static_cast<uint64_t>(want * 1e9), side), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(side, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  std::vector<std::function<int()>> calls(20, [&] { return cudaGraphLaunch(exec, stream) == cudaSuccess ? 0 : 1; });
+  int rc = -1;
+  std::string mode;
+  const double per_call = dev->time_hot(calls, &rc, &mode);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(mode, "stream");
+  EXPECT_NEAR(per_call, want, 0.2 * want);
+  std::vector<std::function<int()>> failing(3, [] { return 7; });
+  dev->time_hot(failing, &rc, &mode);
+  EXPECT_EQ(rc, 7);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(side);
+}
+
 TEST_F(CudaDeviceTest, TailCheckSeesWorkLeftOnAnotherStream) {
   cudaStream_t side = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), cudaSuccess);
