@@ -73,17 +73,24 @@ OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const 
   const double atol = tol.atol.value_or(0), rtol = tol.rtol.value_or(0);
   const int64_t n = got.numel();
   const int64_t row_len = got.shape.empty() ? 1 : std::max<int64_t>(got.shape.back(), 1);
-  double err2 = 0, ref2 = 0;
 
-  auto check = [&](int64_t i) {
-    ++v.checked;
+  // What one stretch of elements found; stretches are judged in parallel (a large output holds
+  // hundreds of millions of elements) and merged in index order, so the verdict, the sums and the
+  // worst elements do not depend on the number of threads.
+  struct Partial {
+    int64_t checked = 0, unwritten = 0, failed = 0;
+    double max_abs = 0, max_rel = 0, max_ulp = 0, err2 = 0, ref2 = 0;
+    std::vector<ElementError> worst;
+  };
+  auto check = [&](int64_t i, Partial& pa) {
+    ++pa.checked;
     const double e = expected[static_cast<size_t>(i)];
     const double g = got.get(i);
     ElementError ee{i, {}, e, g, std::abs(g - e), 0, 0, 0};
     ee.rel_err = e != 0 ? ee.abs_err / std::abs(e) : (ee.abs_err == 0 ? 0 : std::numeric_limits<double>::infinity());
     bool ok = true;
     if (holds_poison(got, i, poison) && !same_value(g, e)) {
-      ++v.unwritten;
+      ++pa.unwritten;
       ok = false;
       ee.excess = std::numeric_limits<double>::infinity();
     } else if (std::isnan(e) || std::isinf(e) || !std::isfinite(g)) {
@@ -98,29 +105,47 @@ OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const 
       }
       if (float_out) {
         ee.ulp_err = ee.abs_err / ulp_at(spec.dtype, e);
-        v.max_ulp_err = std::max(v.max_ulp_err, ee.ulp_err);
+        pa.max_ulp = std::max(pa.max_ulp, ee.ulp_err);
       }
       if (tol.max_ulp) {
         ee.excess = std::max(ee.excess, *tol.max_ulp > 0 ? ee.ulp_err / *tol.max_ulp : (ee.ulp_err > 0 ? INFINITY : 0));
         ok = ok && ee.ulp_err <= *tol.max_ulp;
       }
-      err2 += (g - e) * (g - e);
-      ref2 += e * e;
-      v.max_abs_err = std::max(v.max_abs_err, ee.abs_err);
-      if (std::isfinite(ee.rel_err)) v.max_rel_err = std::max(v.max_rel_err, ee.rel_err);
+      pa.err2 += (g - e) * (g - e);
+      pa.ref2 += e * e;
+      pa.max_abs = std::max(pa.max_abs, ee.abs_err);
+      if (std::isfinite(ee.rel_err)) pa.max_rel = std::max(pa.max_rel, ee.rel_err);
     }
-    if (!ok) ++v.failed;
-    if (ee.excess > 0 && (!ok || v.worst.size() < kWorstShown || ee.excess > v.worst.back().excess)) {
+    if (!ok) ++pa.failed;
+    if (ee.excess > 0 && (pa.worst.size() < kWorstShown || ee.excess > pa.worst.back().excess)) {
       ee.coords = unflatten(i, got.shape);
-      keep_worst(v.worst, std::move(ee));
+      keep_worst(pa.worst, std::move(ee));
     }
   };
 
+  // The stretches: whole rows when sampled, else fixed 64 Ki-element blocks of the flat output.
+  std::vector<std::pair<int64_t, int64_t>> spans;  // [begin, end)
   if (rows.empty()) {
-    for (int64_t i = 0; i < n; ++i) check(i);
+    constexpr int64_t kBlock = int64_t{1} << 16;
+    for (int64_t b = 0; b < n; b += kBlock) spans.emplace_back(b, std::min(n, b + kBlock));
   } else {
-    for (int64_t r : rows)
-      for (int64_t j = 0; j < row_len && r * row_len + j < n; ++j) check(r * row_len + j);
+    for (int64_t r : rows) spans.emplace_back(std::min(n, r * row_len), std::min(n, (r + 1) * row_len));
+  }
+  std::vector<Partial> parts(spans.size());
+#pragma omp parallel for schedule(dynamic) if (n > (int64_t{1} << 18))
+  for (size_t k = 0; k < spans.size(); ++k)
+    for (int64_t i = spans[k].first; i < spans[k].second; ++i) check(i, parts[k]);
+  double err2 = 0, ref2 = 0;
+  for (auto& pa : parts) {
+    v.checked += pa.checked;
+    v.unwritten += pa.unwritten;
+    v.failed += pa.failed;
+    v.max_abs_err = std::max(v.max_abs_err, pa.max_abs);
+    v.max_rel_err = std::max(v.max_rel_err, pa.max_rel);
+    v.max_ulp_err = std::max(v.max_ulp_err, pa.max_ulp);
+    err2 += pa.err2;
+    ref2 += pa.ref2;
+    for (auto& w : pa.worst) keep_worst(v.worst, std::move(w));
   }
   v.rel_l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
 
