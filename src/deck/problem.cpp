@@ -519,7 +519,7 @@ void Loader::load_baseline(const toml::table& top, Problem& p) const {
   const toml::node* n = top.get("baseline");
   if (!n) return;
   const toml::table& t = table_of(*n, "baseline");
-  check_keys(t, "baseline", {"description", "libraries"});
+  check_keys(t, "baseline", {"description", "libraries", "synchronizes"});
   if (const toml::node* d = t.get("description")) {
     if (!d->is_string()) fail(*d, "baseline.description", "expected a string naming the library implementation");
     p.baseline_description = **d->as_string();
@@ -529,6 +529,11 @@ void Loader::load_baseline(const toml::table& top, Problem& p) const {
     for (const auto& lib : p.baseline_libraries)
       if (lib.empty() || lib.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+") != std::string::npos)
         fail(*l, "baseline.libraries", fmt::format("expected library names to link as -l<name> (e.g. \"cublasLt\"), found '{}'", lib));
+  }
+  if (const toml::node* sy = t.get("synchronizes")) {
+    if (!sy->is_boolean())
+      fail(*sy, "baseline.synchronizes", "expected true or false (true: the baseline waits for the device inside kb_run)");
+    p.baseline_synchronizes = **sy->as_boolean();
   }
 }
 

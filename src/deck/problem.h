@@ -91,6 +91,10 @@ struct Problem {
   // folder, timed like a solution and printed beside it, never scored. [baseline] in problem.toml.
   std::string baseline_description;
   std::vector<std::string> baseline_libraries;  // linked as -l<name>
+  // The baseline waits for the device inside kb_run (e.g. reads data-dependent sizes back to the
+  // host for a library call that takes them there): its cold samples are timed without the
+  // blocking kernel, which such a wait would deadlock; launch overhead is then in its time.
+  bool baseline_synchronizes = false;
 
   bool supports(std::string_view target) const;
   // dims of shape i as expression variables

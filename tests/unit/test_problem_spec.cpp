@@ -408,6 +408,9 @@ TEST_F(ProblemSpec, BaselineTableIsLoadedAndValidated) {
   EXPECT_EQ(p.baseline_libraries, (std::vector<std::string>{"cudnn"}));
   expect_error(kValid + "\n[baseline]\nlibraries = [\"-lcudnn; rm\"]\n", {"baseline.libraries", "-l<name>"});
   expect_error(kValid + "\n[baseline]\nlibrary = [\"cudnn\"]\n", {"baseline.library", "unknown key"});
+  EXPECT_FALSE(p.baseline_synchronizes);
+  EXPECT_TRUE(load_problem(write(kValid + "\n[baseline]\nsynchronizes = true\n")).baseline_synchronizes);
+  expect_error(kValid + "\n[baseline]\nsynchronizes = \"yes\"\n", {"baseline.synchronizes", "true or false"});
 }
 
 }  // namespace kb
