@@ -629,7 +629,10 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     bo.target = r.target;
     // The baseline is kbench's own code and may use the very libraries a problem forbids solutions.
     bo.integrity = false;
-    if (p.baseline_synchronizes) bo.timing.blocking_kernel = false;
+    if (p.baseline_synchronizes) {
+      bo.timing.blocking_kernel = false;
+      bo.timing.hot_capture = false;
+    }
     if (o.progress) bo.progress = [&o](const std::string& line) { o.progress("baseline: " + line); };
     r.baseline = std::make_shared<EvalResult>(evaluate_build(p, *staged, bo, p.baseline_libraries));
     r.baseline->solution_dir = (p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"))).string();

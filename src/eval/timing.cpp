@@ -30,7 +30,8 @@ nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
           {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
           {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
-          {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel}};
+          {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel},
+          {"hot_capture", p.hot_capture}};
 }
 
 TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
@@ -46,6 +47,7 @@ TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
   p.hot_seconds = j.at("hot_seconds");
   p.tail_checks = j.at("tail_checks");
   p.blocking_kernel = j.at("blocking_kernel");
+  p.hot_capture = j.at("hot_capture");
   return p;
 }
 

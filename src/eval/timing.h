@@ -32,6 +32,10 @@ struct TimingPolicy {
   // overhead stays out. Off only under a profiler such as Nsight Compute, which serialises kernels
   // and would wait on it forever.
   bool blocking_kernel = true;
+  // Let hot timing capture the calls into one CUDA graph (cuda). Off for code known to wait for the
+  // device inside kb_run (a synchronizing baseline), which cannot be captured and whose failed
+  // capture can leave a library's state (cuBLAS's) unusable for the plain calls that follow.
+  bool hot_capture = true;
 };
 
 // The cold time of one sample. `event_seconds` is the CUDA-event (or host) interval around the

@@ -268,6 +268,7 @@ class Worker {
   void bench(const json& req) {
     const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
     device_->set_blocking_kernel(pol.blocking_kernel);
+    device_->set_hot_capture(pol.hot_capture);
     const std::vector<uint64_t> seeds = req.at("seeds");
     // Re-checked iterations run on fresh inputs of the parent's secret seeds, written into the
     // buffers of the set whose turn it is: same addresses, new contents, so a result cached per

@@ -114,6 +114,8 @@ class Device {
   virtual std::string monitor_status() const { return "not applicable"; }
   // Whether time_call holds the stream with a blocking kernel (cuda; see TimingPolicy).
   virtual void set_blocking_kernel(bool on) { (void)on; }
+  // Whether time_hot may capture the calls into a CUDA graph (cuda; see TimingPolicy).
+  virtual void set_hot_capture(bool on) { (void)on; }
   // The device's maximum SM clock in MHz (cuda), 0 when unknown (host).
   virtual double max_sm_clock_mhz() const { return 0; }
 };

@@ -213,7 +213,7 @@ double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int*
   // the host's launch overhead between calls (what a framework replaying a graph would see).
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  bool captured = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  bool captured = hot_capture_ && cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
   if (captured) {
     for (const auto& c : calls)
       if ((*rc = c()) != 0) break;

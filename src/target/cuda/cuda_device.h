@@ -39,6 +39,7 @@ class CudaDevice final : public Device {
   std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) override;
   double max_sm_clock_mhz() const override { return max_clock_mhz_; }
   void set_blocking_kernel(bool on) override { blocking_kernel_ = on; }
+  void set_hot_capture(bool on) override { hot_capture_ = on; }
   void start_work_monitor() override;
   void mark_call(bool inside) override;
   std::optional<std::vector<GpuWork>> collect_work() override;
@@ -60,6 +61,7 @@ class CudaDevice final : public Device {
   size_t l2_bytes_ = 0;
   double max_clock_mhz_ = 0;
   bool blocking_kernel_ = true;
+  bool hot_capture_ = true;
   KernelMonitor* monitor_ = nullptr;
   std::string monitor_status_ = "not started";
   void* clock_stamps_ = nullptr;  // two cuda::ClockStamp, pinned and host-mapped
