@@ -133,8 +133,11 @@ OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const 
   }
   std::vector<Partial> parts(spans.size());
 #pragma omp parallel for schedule(dynamic) if (n > (int64_t{1} << 18))
-  for (size_t k = 0; k < spans.size(); ++k)
-    for (int64_t i = spans[k].first; i < spans[k].second; ++i) check(i, parts[k]);
+  for (size_t k = 0; k < spans.size(); ++k) {
+    Partial local;  // on this thread's stack: neighbouring parts[] entries share cache lines
+    for (int64_t i = spans[k].first; i < spans[k].second; ++i) check(i, local);
+    parts[k] = std::move(local);
+  }
   double err2 = 0, ref2 = 0;
   for (auto& pa : parts) {
     v.checked += pa.checked;
