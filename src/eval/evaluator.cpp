@@ -227,6 +227,19 @@ class ShapeRun {
     return true;
   }
 
+  // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
+  Case new_case(uint64_t seed) {
+    return timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_); });
+  }
+
+  // Judges one returned call against its case (judge_call), counted as judging time.
+  void judge(const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
+             const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
+    timed(r_.seconds.judging, [&] {
+      judge_call(p_, shape_, weights_, c, rc, input_hashes, weight_hashes, weight_hashes_, outs, settled, sc);
+    });
+  }
+
   bool fail(const char* why, std::string message) {
     r_.pass = false;
     r_.failure = why;
@@ -248,7 +261,7 @@ class ShapeRun {
     std::shuffle(seeds.begin(), seeds.end(), std::mt19937_64(fresh_secret()));
     std::optional<Case> first_case;
     for (auto [seed, secret] : seeds) {
-      Case c = timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_); });
+      Case c = new_case(seed);
       Message m = timed(r_.seconds.worker, [&] { return w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout); });
       size_t off = 0;
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
@@ -256,10 +269,8 @@ class ShapeRun {
       sc.seed = seed;
       sc.secret = secret;
       sc.seconds = m.header.value("seconds", 0.0);
-      timed(r_.seconds.judging, [&] {
-        judge_call(p_, shape_, weights_, c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"),
-                   weight_hashes_, outs, m.header.at("settled").get<bool>(), sc);
-      });
+      judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
+            m.header.at("settled").get<bool>(), sc);
       if (sc.pass)
         if (auto v = checked_gpu_work(m.header)) {
           sc.pass = false;
@@ -304,10 +315,7 @@ class ShapeRun {
     for (int i = 0; i < o_.repeat_calls; ++i) {
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      timed(r_.seconds.judging, [&] {
-        judge_call(p_, shape_, weights_, c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), weight_hashes_,
-                   outs, settled[i], sc);
-      });
+      judge(c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), outs, settled[i], sc);
       if (!sc.pass)
         return fail(sc.failure.c_str(), fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
                                                     "inputs had passed: {}", i + 1, o_.repeat_calls, c.seed, sc.message));
@@ -342,7 +350,7 @@ class ShapeRun {
     std::vector<Case> sets;
     json seeds = json::array();
     for (int i = 0; i < std::max(1, pol.input_sets); ++i) {
-      sets.push_back(timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_); }));
+      sets.push_back(new_case(fresh_secret()));
       seeds.push_back(sets.back().seed);
     }
     // Which timed calls get re-checked is the parent's secret: random iterations among the ones
@@ -357,7 +365,7 @@ class ShapeRun {
     std::map<uint64_t, Case> recheck_cases;
     json recheck_seeds = json::array();
     for (size_t i = 0; i < recheck.size(); ++i) {
-      Case c = timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, fresh_secret(), hash_key_, target_); });
+      Case c = new_case(fresh_secret());
       recheck_seeds.push_back(c.seed);
       recheck_cases.emplace(c.seed, std::move(c));
     }
@@ -385,10 +393,8 @@ class ShapeRun {
         return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      timed(r_.seconds.judging, [&] {
-        judge_call(p_, shape_, weights_, recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"),
-                   weight_hashes_, outs, rc.at("settled").get<bool>(), sc);
-      });
+      judge(recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs,
+            rc.at("settled").get<bool>(), sc);
       if (!sc.pass) {
         const size_t it = rc.at("iteration");
         const size_t set = it % sets.size();
