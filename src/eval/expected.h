@@ -15,7 +15,9 @@ namespace kb {
 class Target;
 
 struct ExpectedOutputs {
-  std::vector<std::vector<double>> values;  // one per output, numel long
+  // One per output, numel long: the oracle's, or the GPU reference's with the rows the oracle
+  // recomputed holding the oracle's values (except outputs judged by a comparator: the GPU's).
+  std::vector<std::vector<double>> values;
   bool from_gpu_reference = false;
   size_t rows_checked_by_oracle = 0;  // rows of output 0 the CPU oracle recomputed (all when not sampled)
 };
