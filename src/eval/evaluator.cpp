@@ -196,11 +196,11 @@ class ShapeRun {
       WorkerProcess w(args_, log, o_.call_timeout);
       hash_key_ = fresh_secret();
       weights_seed_ = fresh_secret();
-      const auto setup_start = std::chrono::steady_clock::now();
-      weights_ = generate_weights(p_, shape_, weights_seed_);
-      for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
-      const int rc = setup(w);
-      r_.seconds.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+      const int rc = timed(r_.seconds.setup, [&] {
+        weights_ = generate_weights(p_, shape_, weights_seed_);
+        for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
+        return setup(w);
+      });
       if (rc != 0) return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
@@ -238,6 +238,20 @@ class ShapeRun {
     return timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_); });
   }
 
+  // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
+  // poisoned, downloaded and re-fingerprinted), judged into `sc`; the reply is returned for what
+  // else it carries (the GPU work).
+  Message checked_call(WorkerProcess& w, const Case& c, SeedCheck& sc) {
+    Message m = timed(r_.seconds.worker, [&] { return w.request({{"op", "check"}, {"seed", c.seed}}, o_.call_timeout); });
+    size_t off = 0;
+    auto outs = unpack_outputs(p_, shape_, m.payload, off);
+    sc.seed = c.seed;
+    sc.seconds = m.header.value("seconds", 0.0);
+    judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
+          m.header.at("settled").get<bool>(), sc);
+    return m;
+  }
+
   // Judges one returned call against its case (judge_call), counted as judging time.
   void judge(const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
              const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
@@ -268,15 +282,9 @@ class ShapeRun {
     std::optional<Case> first_case;
     for (auto [seed, secret] : seeds) {
       Case c = new_case(seed);
-      Message m = timed(r_.seconds.worker, [&] { return w.request({{"op", "check"}, {"seed", seed}}, o_.call_timeout); });
-      size_t off = 0;
-      auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      sc.seed = seed;
       sc.secret = secret;
-      sc.seconds = m.header.value("seconds", 0.0);
-      judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
-            m.header.at("settled").get<bool>(), sc);
+      const Message m = checked_call(w, c, sc);
       if (sc.pass)
         if (auto v = checked_gpu_work(m.header)) {
           sc.pass = false;
@@ -309,13 +317,7 @@ class ShapeRun {
       sc.message = fmt::format("kb_setup returned {}", rc);
       return sc;
     }
-    Message m = timed(r_.seconds.worker, [&] {
-      return w.request({{"op", "check"}, {"seed", c.seed}}, o_.call_timeout);
-    });
-    size_t off = 0;
-    auto outs = unpack_outputs(p_, shape_, m.payload, off);
-    judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
-          m.header.at("settled").get<bool>(), sc);
+    checked_call(w, c, sc);
     w.finish(o_.call_timeout);
     return sc;
   }
