@@ -175,13 +175,13 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
     Release release{flags};
     auto* stamps = static_cast<cuda::ClockStamp*>(clock_stamps_device_);
     // Clock probes just outside the events: the SM clock over the call, for throttle detection.
-    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, stream_));
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, kClockProbeSpinNs, stream_));
     KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
     *rc = call();
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) throw_cuda_error(launch, "a kernel launch inside the solution's kb_run", __FILE__, __LINE__);
     KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps + 1, stream_));
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps + 1, kClockProbeSpinNs, stream_));
   }
   // The whole device, so that work the solution left on other streams is finished (and its errors
   // surface) before the next call.
@@ -197,13 +197,17 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
   return {ms * 1e-3, sm_clock_between(static_cast<const cuda::ClockStamp*>(clock_stamps_))};
 }
 
-// The SM clock between two stamps, when both come from the same SM (cycle counters of different
-// SMs are unrelated) and the interval is long enough for %globaltimer's update granularity (about
-// a microsecond on recent GPUs) to stay under ~5% of it; NaN otherwise.
+// The SM clock over a timed call: from the first probe's start to the second's end when both ran
+// on the same SM (cycle counters of different SMs are unrelated), else the slower of the two
+// probes' own spins, which bracket the call (clocks move over milliseconds: a throttled GPU shows
+// in both). NaN when the stamps make no sense.
 double CudaDevice::sm_clock_between(const cuda::ClockStamp* s) {
-  constexpr uint64_t kMinIntervalNs = 20000;
-  if (s[0].smid != s[1].smid || s[1].ns <= s[0].ns + kMinIntervalNs || s[1].cycles <= s[0].cycles) return NAN;
-  return static_cast<double>(s[1].cycles - s[0].cycles) / static_cast<double>(s[1].ns - s[0].ns) * 1e3;
+  const auto rate = [](uint64_t c0, uint64_t n0, uint64_t c1, uint64_t n1) {
+    return c1 > c0 && n1 > n0 ? static_cast<double>(c1 - c0) / static_cast<double>(n1 - n0) * 1e3 : NAN;
+  };
+  if (s[0].smid == s[1].smid) return rate(s[0].cycles_begin, s[0].ns_begin, s[1].cycles_end, s[1].ns_end);
+  return std::fmin(rate(s[0].cycles_begin, s[0].ns_begin, s[0].cycles_end, s[0].ns_end),
+                   rate(s[1].cycles_begin, s[1].ns_begin, s[1].cycles_end, s[1].ns_end));
 }
 
 double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) {

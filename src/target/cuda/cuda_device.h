@@ -52,6 +52,11 @@ class CudaDevice final : public Device {
   // whose module CUDA loads lazily, which is why callers make an untimed call first, as the worker
   // does with its check and warm-up calls).
   static constexpr double kBlockingTimeoutSeconds = 10.0;
+  // How long each clock probe spins (one before and one after every timed call, outside its
+  // events): long enough to read the SM clock within a fraction of a percent on its own, so that
+  // calls of a few microseconds get a clock and a throttle check too; short beside the L2 flush
+  // that precedes every cold sample (2x L2 read: ~30 us on an H100).
+  static constexpr uint64_t kClockProbeSpinNs = 10000;
 
  private:
   static double sm_clock_between(const cuda::ClockStamp* stamps);

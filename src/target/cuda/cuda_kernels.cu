@@ -85,20 +85,32 @@ __global__ void blocking_kernel(const volatile int32_t* flag, volatile int32_t* 
   }
 }
 
-// One thread stamps which SM it runs on, that SM's cycle counter and the global nanosecond timer.
-__global__ void clock_probe_kernel(ClockStamp* out) {
+// One thread stamps which SM it runs on, that SM's cycle counter and the global nanosecond timer,
+// spins until spin_ns of global time have passed, and stamps both counters again. Both stamps are
+// taken just as %globaltimer ticks, so its update granularity (about a microsecond on recent GPUs)
+// does not enter the interval: a 20 us spin measures the clock within a fraction of a percent.
+__global__ void clock_probe_kernel(ClockStamp* out, uint64_t spin_ns) {
   uint32_t smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  const uint64_t first = global_timer_ns();
+  uint64_t ns_begin = first;
+  while (ns_begin == first) ns_begin = global_timer_ns();
+  const uint64_t cycles_begin = clock64();
+  uint64_t ns_end = ns_begin;
+  while (ns_end - ns_begin < spin_ns) ns_end = global_timer_ns();
+  const uint64_t cycles_end = clock64();
   out->smid = smid;
-  out->cycles = clock64();
-  out->ns = global_timer_ns();
+  out->cycles_begin = cycles_begin;
+  out->ns_begin = ns_begin;
+  out->cycles_end = cycles_end;
+  out->ns_end = ns_end;
   __threadfence_system();
 }
 
 }  // namespace
 
-cudaError_t launch_clock_probe(ClockStamp* out, cudaStream_t stream) {
-  clock_probe_kernel<<<1, 1, 0, stream>>>(out);
+cudaError_t launch_clock_probe(ClockStamp* out, uint64_t spin_ns, cudaStream_t stream) {
+  clock_probe_kernel<<<1, 1, 0, stream>>>(out, spin_ns);
   return cudaGetLastError();
 }
 

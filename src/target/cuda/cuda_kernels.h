@@ -31,16 +31,20 @@ cudaError_t launch_flush(const uint32_t* buf, size_t n, uint32_t* sink, cudaStre
 cudaError_t launch_blocking(const volatile int32_t* flag, volatile int32_t* timed_out, uint64_t timeout_ns,
                             cudaStream_t stream);
 
-// An SM's view of time: its id (%smid), its cycle counter (clock64) and the global nanosecond timer
-// (%globaltimer). Two stamps from the same SM give its clock rate over the interval between them.
+// An SM's view of time: its id (%smid), and its cycle counter (clock64) and the global nanosecond
+// timer (%globaltimer) read twice, at the probe's start and after it has spun for at least
+// `spin_ns` of global time. The spin makes every probe a clock measurement of its own, long enough
+// for %globaltimer's update granularity (about a microsecond on recent GPUs) whatever the length of
+// the work between two probes; two probes on the same SM also give the clock over everything
+// between them.
 struct ClockStamp {
   uint32_t smid;
   uint32_t pad;
-  uint64_t cycles;
-  uint64_t ns;
+  uint64_t cycles_begin, ns_begin;
+  uint64_t cycles_end, ns_end;
 };
 
 // One thread writes a ClockStamp to *out (host-mapped memory, so no copy is needed to read it).
-cudaError_t launch_clock_probe(ClockStamp* out, cudaStream_t stream);
+cudaError_t launch_clock_probe(ClockStamp* out, uint64_t spin_ns, cudaStream_t stream);
 
 }  // namespace kb::cuda
