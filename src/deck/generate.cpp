@@ -71,6 +71,12 @@ std::vector<HostTensor> allocate_outputs(const Problem& p, const ShapeCase& shap
   return v;
 }
 
+uint64_t output_bytes(const Problem& p, const ShapeCase& shape) {
+  uint64_t n = 0;
+  for (const auto& t : p.outputs) n += static_cast<uint64_t>(numel_of(p.tensor_shape(t, shape))) * element_bytes(t.dtype);
+  return n;
+}
+
 void require_generators(const Problem& p) {
   auto all = [&](const std::vector<TensorSpec>& ts, const char* kind) {
     for (const auto& t : ts) {

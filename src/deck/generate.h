@@ -21,6 +21,8 @@ std::vector<HostTensor> generate_inputs(const Problem& p, const ShapeCase& shape
 std::vector<HostTensor> generate_weights(const Problem& p, const ShapeCase& shape, uint64_t seed);
 // Outputs shaped and typed as declared, contents unspecified.
 std::vector<HostTensor> allocate_outputs(const Problem& p, const ShapeCase& shape);
+// The bytes of all outputs of a shape together (what allocate_outputs would allocate).
+uint64_t output_bytes(const Problem& p, const ShapeCase& shape);
 
 // Throws SpecError when a named generator of the problem is not compiled into this kbench.
 void require_generators(const Problem& p);

@@ -80,9 +80,11 @@ RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime
   return p;
 }
 
-std::optional<std::string> physics_violation(const RooflinePoint& p, double slack) {
+std::optional<std::string> physics_violation(const RooflinePoint& p, double slack, double cached_writes) {
   if (!(std::isfinite(slack) && slack >= 1.0))
     throw std::invalid_argument(fmt::format("physics_violation: slack must be >= 1.0 (1.0 = the ceiling), got {}", slack));
+  if (!(std::isfinite(cached_writes) && cached_writes >= 0))
+    throw std::invalid_argument(fmt::format("physics_violation: cached writes must be >= 0 bytes, got {}", cached_writes));
   std::string msg;
   auto check = [&](double fraction, double achieved, double peak, const std::string& key, const char* unit) {
     if (!(fraction > slack)) return;  // NaN never passes a comparison: treat as no evidence
@@ -91,7 +93,11 @@ std::optional<std::string> physics_violation(const RooflinePoint& p, double slac
                        si_rate(peak, unit));
   };
   // Memory first: a kernel "faster than DRAM" is the commonest sign of a timing or caching bug.
-  check(p.memory_fraction, p.bytes_per_s, p.memory_peak, p.memory_key, "B/s");
+  const double crossed = std::max(0.0, p.bytes - cached_writes) / p.seconds;
+  check(crossed / p.memory_peak, crossed, p.memory_peak, p.memory_key, "B/s");
+  if (cached_writes > 0 && !msg.empty())
+    msg += fmt::format(" (counting only the bytes beyond the {} of writes a write-back cache can hold)",
+                       si_rate(cached_writes, "B"));
   check(p.compute_fraction, p.flops_per_s, p.compute_peak, p.compute_key, "FLOP/s");
   if (msg.empty()) return std::nullopt;
   if (slack > 1.0) msg += fmt::format(" (allowed up to {})", ratio(slack));

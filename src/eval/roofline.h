@@ -30,6 +30,8 @@ RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime
 
 // A message when the point is faster than physics allows, i.e. a fraction exceeds `slack`
 // (1.0 = exactly the ceiling; measured host ceilings get more room); nullopt when plausible.
-std::optional<std::string> physics_violation(const RooflinePoint& p, double slack);
+// `cached_writes` bytes of the point's traffic are writes that a write-back cache may hold past
+// the end of the timed call: only the rest must have crossed the memory bus in its time.
+std::optional<std::string> physics_violation(const RooflinePoint& p, double slack, double cached_writes = 0);
 
 }  // namespace kb

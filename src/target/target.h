@@ -156,6 +156,10 @@ class Target {
   // How far above a ceiling a time may appear before it is rejected as impossible: 1.0 for
   // datasheet peaks; more for measured host ceilings (a measured STREAM copy is not a hard bound).
   virtual double physics_slack() const = 0;
+  // Bytes of a call's writes that a write-back cache may still hold when the call ends, so that
+  // they never crossed the memory bus inside the timed interval (the GPU's L2: stores default to
+  // write-back, PTX ISA "Cache Operators", st.wb). 0 keeps every byte in the physics check.
+  virtual uint64_t write_back_cache_bytes() const { return 0; }
 };
 
 // "host", "cuda", or "auto" (cuda when this kbench was built with it and a GPU is present).

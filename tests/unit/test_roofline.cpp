@@ -92,6 +92,25 @@ TEST(PhysicsViolation, FiresAboveTheCeilingWithANamedMessage) {
   EXPECT_FALSE(physics_violation(p, 1.15).has_value());  // within the slack given to measured ceilings
 }
 
+// Written bytes a write-back cache holds past the end of the call need not have crossed DRAM in its
+// time (a 24 MiB copy on a GPU with a 50 MiB L2 "ran" at 1.06x DRAM on an H100): only the rest is
+// evidence, and a point too fast even for that rest is still impossible.
+TEST(PhysicsViolation, WritesAWriteBackCacheCanHoldAreNotEvidence) {
+  const Ceilings gpu = test_gpu();
+  // 3.1 GB in 1 ms on a 2.75 TB/s part, of which 1 GB are writes that fit the cache: 2.1 TB/s crossed.
+  const RooflinePoint p = roofline(0, 3.1e9, 1e-3, Regime::memory, gpu, "bf16_tc", "dram");
+  EXPECT_TRUE(physics_violation(p, 1.0, 0).has_value());
+  EXPECT_FALSE(physics_violation(p, 1.0, 1e9).has_value());
+  // 4 GB in 1 ms with the same 1 GB held: 3 TB/s must still have crossed, 1.09x.
+  const auto msg = physics_violation(roofline(0, 4e9, 1e-3, Regime::memory, gpu, "bf16_tc", "dram"), 1.0, 1e9);
+  ASSERT_TRUE(msg.has_value());
+  EXPECT_NE(msg->find("achieved 3 TB/s is 1.09x the dram ceiling"), std::string::npos) << *msg;
+  EXPECT_NE(msg->find("beyond the 1 GB of writes a write-back cache can hold"), std::string::npos) << *msg;
+  // More held than moved: nothing had to cross, nothing is impossible on the memory side.
+  EXPECT_FALSE(physics_violation(roofline(0, 1e9, 1e-6, Regime::memory, gpu, "bf16_tc", "dram"), 1.0, 2e9));
+  EXPECT_THROW(physics_violation(p, 1.0, -1), std::invalid_argument);
+}
+
 TEST(PhysicsViolation, SilentAtOrBelowTheCeiling) {
   const Ceilings gpu = test_gpu();
   EXPECT_FALSE(physics_violation(roofline(0, 2.75e9, 1e-3, Regime::memory, gpu, "bf16_tc", "dram"), 1.0));  // exactly 1.0

@@ -139,6 +139,16 @@ class CudaTarget final : public Target {
   // nvidia-smi -q -d CLOCK "Max Clocks"), so a time up to 5% faster than the peak allows is taken
   // as clock variation rather than proof of cheating.
   double physics_slack() const override { return 1.05; }
+
+  // The L2 (device 0, the one kbench times on); 0 when the query fails: every byte then counts.
+  uint64_t write_back_cache_bytes() const override {
+    int bytes = 0;
+    if (!cuda_device_present() || cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return static_cast<uint64_t>(bytes);
+  }
 };
 
 }  // namespace
