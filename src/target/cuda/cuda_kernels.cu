@@ -88,7 +88,7 @@ __global__ void blocking_kernel(const volatile int32_t* flag, volatile int32_t* 
 // One thread stamps which SM it runs on, that SM's cycle counter and the global nanosecond timer,
 // spins until spin_ns of global time have passed, and stamps both counters again. Both stamps are
 // taken just as %globaltimer ticks, so its update granularity (about a microsecond on recent GPUs)
-// does not enter the interval: a 20 us spin measures the clock within a fraction of a percent.
+// does not enter the interval: a spin of 10 us measures the clock within a fraction of a percent.
 __global__ void clock_probe_kernel(ClockStamp* out, uint64_t spin_ns) {
   uint32_t smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
