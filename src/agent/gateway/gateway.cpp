@@ -394,8 +394,10 @@ void Gateway::Impl::serve_replay(Exchange& ex, const httplib::Request& req, http
         finish(*exp, status, *body, "the client closed the connection during the stream");
         return false;
       }
-    sink.done();
+    // Counted before the stream's end reaches the client: its next request must see this
+    // exchange's tokens in the budget (done() first let a quick client slip one request past it).
     finish(*exp, status, *body, "");
+    sink.done();
     return true;
   });
 }
@@ -501,9 +503,10 @@ void Gateway::Impl::serve_forward(std::shared_ptr<Exchange> ex, const httplib::R
     if (client_gone) error = "the client closed the connection during the stream";
     else if (up->result != CURLE_OK)
       error = fmt::format("upstream stream broke: {}", up->error[0] ? up->error : curl_easy_strerror(up->result));
-    if (error.empty()) sink.done();
-    // A broken stream is logged with what arrived; its usage is still counted when it came.
+    // A broken stream is logged with what arrived; its usage is still counted when it came. Counted
+    // before the stream's end reaches the client, so that its next request sees it in the budget.
     finish(*ex, status, up->captured, "");
+    if (error.empty()) sink.done();
     if (!error.empty()) {
       std::lock_guard lock(log_mu);
       log << json{{"seq", ex->seq}, {"error", error}}.dump() << "\n";
