@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "deck/generate.h"
+#include "core/tensor.h"
 #include "deck/registry.h"
 #include "target/target.h"
 
@@ -17,7 +17,7 @@ namespace {
 
 std::vector<std::vector<double>> nan_outputs(const Problem& p, const ShapeCase& shape) {
   std::vector<std::vector<double>> v;
-  for (const auto& o : allocate_outputs(p, shape)) v.emplace_back(static_cast<size_t>(o.numel()), NAN);
+  for (const auto& o : p.outputs) v.emplace_back(static_cast<size_t>(numel_of(p.tensor_shape(o, shape))), NAN);
   return v;
 }
 
