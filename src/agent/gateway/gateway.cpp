@@ -506,13 +506,14 @@ void Gateway::Impl::serve_forward(std::shared_ptr<Exchange> ex, const httplib::R
     // A broken stream is logged with what arrived; its usage is still counted when it came. Counted
     // before the stream's end reaches the client, so that its next request sees it in the budget.
     finish(*ex, status, up->captured, "");
-    if (error.empty()) sink.done();
-    if (!error.empty()) {
-      std::lock_guard lock(log_mu);
-      log << json{{"seq", ex->seq}, {"error", error}}.dump() << "\n";
-      log.flush();
+    if (error.empty()) {
+      sink.done();
+      return true;
     }
-    return error.empty();
+    std::lock_guard lock(log_mu);
+    log << json{{"seq", ex->seq}, {"error", error}}.dump() << "\n";
+    log.flush();
+    return false;
   });
 }
 
