@@ -11,6 +11,7 @@
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
 #include "agent/sandbox.h"
+#include "eval/worker_sandbox.h"
 #include "agent/workspace.h"
 #include "core/subprocess.h"
 #include "core/version.h"
@@ -166,6 +167,11 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
   if (req.sandbox && !probe.ok)
     throw RunSetupError("no sandbox: " + probe.error + ". Pass --no-sandbox to run the agent without one (run.json records it).");
   if (!req.network && !req.sandbox) throw RunSetupError("--no-network needs the sandbox (it unshares the network namespace)");
+  // The verdict's sandbox (the build and the worker), checked now rather than after the agent's turn.
+  if (req.sandbox)
+    if (const BwrapProbe eval_probe = probe_worker_sandbox(); !eval_probe.ok)
+      throw RunSetupError("no sandbox for the evaluation: " + eval_probe.error +
+                          ". Pass --no-sandbox to run and judge without one (run.json records it).");
   std::optional<gateway::GatewayOptions> gateway_options;
   if (!req.gateway.empty()) {
     try {
@@ -406,6 +412,8 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     o.work_dir = run / "eval";
     o.build_dir = kbench_cache_dir() / "build";
     o.hardware_dir = req.hardware_dir;
+    o.isolate = req.sandbox;
+    o.no_isolation_reason = "--no-sandbox was given";
     o.progress = [&](const std::string& s) {
       log.line(s);
       say(s);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "agent/prompt.h"
+#include "core/bwrap.h"
 #include "core/subprocess.h"
 #include "target/ceilings.h"
 #include "target/compile.h"
@@ -192,7 +193,7 @@ of those files; what `./kbench check` printed here is not used.
 }
 
 std::string wrapper_script(const Problem& p, const std::string& target, const fs::path& kbench_binary,
-                           const fs::path& private_dir, const fs::path& workspace) {
+                           const fs::path& private_dir, const fs::path& workspace, const std::string& library_path) {
   auto q = [](const fs::path& path) { return join_command({path.string()}); };
   return fmt::format(R"(#!/bin/sh
 # ./kbench check   correctness of the solution in this folder (fixed and secret seeds, every shape)
@@ -204,10 +205,13 @@ case "${{1:-}}" in
   *) echo "usage: ./kbench check|bench [--shape I] [--json] [--seed S --no-secret]" >&2; exit 2 ;;
 esac
 export KBENCH_INCLUDE_DIR={2}
-exec {3} "$mode" --problems {4} --hardware {5} --target {1} {0} {6} "$@"
+{7}exec {3} "$mode" --in-agent-sandbox --problems {4} --hardware {5} --target {1} {0} {6} "$@"
 )",
                      p.name, target, q(private_dir / "include"), q(kbench_binary), q(private_dir / "problems"),
-                     q(private_dir / "hardware"), q(workspace));
+                     q(private_dir / "hardware"), q(workspace),
+                     // kbench's own libraries, where they live outside the system folders (the sandbox binds them).
+                     library_path.empty() ? std::string()
+                                          : "LD_LIBRARY_PATH=" + q(library_path) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\nexport LD_LIBRARY_PATH\n");
 }
 
 Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
@@ -255,7 +259,7 @@ Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
   fs::create_directories(w.dir / "include" / "dlpack");
   fs::copy_file(fs::path(KBENCH_DLPACK_INCLUDE_DIR) / "dlpack" / "dlpack.h", w.dir / "include" / "dlpack" / "dlpack.h");
   w.wrapper = w.dir / "kbench";
-  write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir), kExecutable);
+  write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir, runtime_library_path()), kExecutable);
   w.read_only = {o.kbench_binary, w.private_dir};
   return w;
 }

@@ -58,7 +58,10 @@ std::vector<std::string> copy_solution(const std::filesystem::path& workspace, c
 // The pieces, exposed for tests.
 std::string starter_solution(const Problem& p, const std::string& target);
 std::string interface_readme(const Problem& p, const std::string& target);
+// library_path: folders of kbench's own shared libraries put on LD_LIBRARY_PATH (core/bwrap.h's
+// runtime_library_path()), empty when they are all in the system folders.
 std::string wrapper_script(const Problem& p, const std::string& target, const std::filesystem::path& kbench_binary,
-                           const std::filesystem::path& private_dir, const std::filesystem::path& workspace);
+                           const std::filesystem::path& private_dir, const std::filesystem::path& workspace,
+                           const std::string& library_path = {});
 
 }  // namespace kb

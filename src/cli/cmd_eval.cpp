@@ -9,6 +9,7 @@
 #include "cli/deck_lookup.h"
 #include "cli/report.h"
 #include "eval/evaluator.h"
+#include "eval/worker_sandbox.h"
 #include "target/ceilings.h"
 
 namespace kb::cli {
@@ -25,6 +26,7 @@ struct EvalCommand {
   std::vector<uint64_t> seeds;
   bool no_secret = false;
   bool no_sandbox = false;
+  bool in_agent_sandbox = false;
   bool samples = false;
   EvalOptions options;
 };
@@ -59,6 +61,16 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   o.seeds = c.seeds;
   o.secret = !c.no_secret;
   o.sandbox = !c.no_sandbox;
+  o.isolate = !c.no_sandbox;
+  if (o.isolate && c.in_agent_sandbox) {
+    // The agent's own ./kbench check, inside the agent's sandbox: where a sandbox cannot be made
+    // inside that one (bwrap nested as root), the solution runs in the agent's sandbox alone. The
+    // official verdict of `kbench run` is made outside, in a sandbox of its own.
+    if (const BwrapProbe probe = probe_worker_sandbox(); !probe.ok) {
+      o.isolate = false;
+      o.no_isolation_reason = "inside the agent's sandbox, where the evaluation sandbox cannot be nested: " + probe.error;
+    }
+  }
   o.hardware_dir = g.hardware_dir;
   o.build_dir = kbench_cache_dir() / "build";
   if (c.out.empty())
@@ -80,7 +92,8 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   }
   if (r.verdict == "pass") return kExitPass;
   if (r.verdict == "fail") return kExitFail;
-  return r.failure == "unsupported_target" || r.failure == "bad_shape" ? kExitUsage : kExitInternal;
+  return r.failure == "unsupported_target" || r.failure == "bad_shape" || r.failure == "no_sandbox" ? kExitUsage
+                                                                                                     : kExitInternal;
 }
 
 void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std::string& mode, const std::string& help) {
@@ -100,13 +113,21 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)");
     cmd->add_flag("--no-secret", c->no_secret, "Skip the secret seeds (to reproduce a run exactly)");
     cmd->add_flag("--no-sandbox", c->no_sandbox,
-                  "Run the solution without the worker's system-call filter (debugging; a verdict so obtained is "
-                  "not trustworthy)");
+                  "Build and run the solution without its sandbox and the worker's system-call filter (debugging, or "
+                  "a machine without user namespaces; result.json records it, and a verdict so obtained is not "
+                  "trustworthy)");
     cmd->add_option("--repeat-calls", c->options.repeat_calls,
                     "Race check: calls repeated on identical inputs (0 skips the check)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
   }
+  if (mode == "bench")
+    cmd->add_flag("--no-sandbox", c->no_sandbox,
+                  "Build and run the solution without its sandbox and the worker's system-call filter (result.json "
+                  "records it)");
+  cmd->add_flag("--in-agent-sandbox", c->in_agent_sandbox,
+                "Set by an agent workspace's ./kbench: inside the agent's sandbox, judge without the evaluation sandbox "
+                "where it cannot be nested");
   if (mode != "check") {
     TimingPolicy& t = c->options.timing;
     cmd->add_option("--max-time", t.max_seconds, "Seconds of sampling per shape before stopping")->capture_default_str();
