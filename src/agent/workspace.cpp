@@ -274,7 +274,8 @@ std::vector<fs::path> solution_files(const fs::path& workspace, const std::strin
   return out;
 }
 
-std::vector<std::string> copy_solution(const fs::path& workspace, const std::string& target, const fs::path& dest) {
+std::vector<std::string> copy_solution(const fs::path& workspace, const std::string& target, const fs::path& dest,
+                                       const SolutionLimits& limits) {
   if (fs::exists(dest)) throw std::invalid_argument("copy_solution: " + dest.string() + " already exists");
   fs::create_directories(dest);
   std::vector<std::string> notes;
@@ -282,7 +283,32 @@ std::vector<std::string> copy_solution(const fs::path& workspace, const std::str
     if (e.is_symlink() && is_solution_name(e.path().filename(), target))
       notes.push_back(fmt::format("{} is a symlink (to {}): not taken; a solution is regular files",
                                   e.path().filename().string(), fs::read_symlink(e.path()).string()));
+  uint64_t total = 0;
   for (const auto& f : solution_files(workspace, target)) {
+    struct stat st{};
+    const std::string name = f.filename().string();
+    if (lstat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      notes.push_back(name + " is not a regular file: not taken");
+      continue;
+    }
+    const uint64_t apparent = static_cast<uint64_t>(st.st_size), allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+    if (apparent > allocated + limits.max_hole_bytes) {
+      notes.push_back(fmt::format("{} is a sparse file ({} bytes long, {} bytes allocated): not taken; a solution is "
+                                  "ordinary source files",
+                                  name, apparent, allocated));
+      continue;
+    }
+    if (apparent > limits.max_file_bytes) {
+      notes.push_back(fmt::format("{} is {} bytes, over the limit of {} bytes for one solution file: not taken", name,
+                                  apparent, limits.max_file_bytes));
+      continue;
+    }
+    if (total + apparent > limits.max_total_bytes) {
+      notes.push_back(fmt::format("{} ({} bytes) would take the solution over its limit of {} bytes in all: not taken",
+                                  name, apparent, limits.max_total_bytes));
+      continue;
+    }
+    total += apparent;
     fs::copy_file(f, dest / f.filename());
     fs::permissions(dest / f.filename(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }
