@@ -624,7 +624,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
     if (r.target == "cuda") {
-      r.sass = inspect_sass(b.library);
+      r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(v->verdict, v->failure, v->message);
     }
