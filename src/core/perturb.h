@@ -32,19 +32,25 @@ KB_HD uint64_t perturb_call_key(uint64_t secret, uint64_t call) {
 }
 
 // The positions swapped in row `row` of the input of stream `stream` (its index among the
-// problem's inputs): pairs (pos[0], pos[1]) and (pos[2], pos[3]), each pair two distinct positions
-// of [0, len). Requires len >= 2.
+// problem's inputs): pairs (pos[0], pos[1]) and (pos[2], pos[3]), each of two distinct positions
+// of [0, len), and pos[2] outside the first pair, so that the second swap never undoes the first
+// (the two together move two to four elements). A row of two elements has one pair to swap:
+// pos[2] = pos[3] = -1 there. Requires len >= 2.
 KB_HD void perturb_positions(uint64_t key, uint32_t stream, uint64_t row, int64_t len, int64_t pos[4]) {
   const u32x4 a = random_block(key, stream, row, 0), b = random_block(key, stream, row, 1);
   const uint64_t bits[4] = {(static_cast<uint64_t>(a.x) << 32) | a.y, (static_cast<uint64_t>(a.z) << 32) | a.w,
                             (static_cast<uint64_t>(b.x) << 32) | b.y, (static_cast<uint64_t>(b.z) << 32) | b.w};
-  for (int s = 0; s < kPerturbSwapsPerRow; ++s) {
-    const int64_t first = uniform_int_from_bits(bits[2 * s], 0, len - 1);
-    int64_t second = uniform_int_from_bits(bits[2 * s + 1], 0, len - 2);  // any position but `first`
-    if (second >= first) ++second;
-    pos[2 * s] = first;
-    pos[2 * s + 1] = second;
-  }
+  pos[0] = uniform_int_from_bits(bits[0], 0, len - 1);
+  pos[1] = uniform_int_from_bits(bits[1], 0, len - 2);  // any position but pos[0]
+  if (pos[1] >= pos[0]) ++pos[1];
+  pos[2] = pos[3] = -1;
+  if (len < 3) return;
+  const int64_t lo = pos[0] < pos[1] ? pos[0] : pos[1], hi = pos[0] < pos[1] ? pos[1] : pos[0];
+  pos[2] = uniform_int_from_bits(bits[2], 0, len - 3);  // any position but the first pair's
+  if (pos[2] >= lo) ++pos[2];
+  if (pos[2] >= hi) ++pos[2];
+  pos[3] = uniform_int_from_bits(bits[3], 0, len - 2);  // any position but pos[2]
+  if (pos[3] >= pos[2]) ++pos[3];
 }
 
 // Swaps, or with `undo` swaps back, the row's pairs (perturb_positions); `row_bytes` points at the
@@ -56,6 +62,7 @@ KB_HD void perturb_row(unsigned char* row_bytes, int64_t len, int elem_bytes, ui
   perturb_positions(key, stream, row, len, pos);
   for (int k = 0; k < kPerturbSwapsPerRow; ++k) {
     const int s = undo ? kPerturbSwapsPerRow - 1 - k : k;
+    if (pos[2 * s] < 0) continue;
     unsigned char* p = row_bytes + pos[2 * s] * elem_bytes;
     unsigned char* q = row_bytes + pos[2 * s + 1] * elem_bytes;
     for (int i = 0; i < elem_bytes; ++i) {
