@@ -74,7 +74,12 @@ INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
                                          "moe_swiglu/solutions/exploit-cuda-constant-output",
                                          "paged_attention/solutions/exploit-cuda-constant-output",
                                          "kda/solutions/exploit-cuda-constant-output",
-                                         "softmax/solutions/cuda-graph-two-pass"),
+                                         "softmax/solutions/cuda-graph-two-pass",
+                                         "softmax/solutions/exploit-cuda-sampled-values-cache",
+                                         "softmax/solutions/exploit-cuda-strided-sample-cache",
+                                         "softmax/solutions/exploit-cuda-row-sum-cache",
+                                         "softmax/solutions/exploit-cuda-edge-lines-cache",
+                                         "kda/solutions/exploit-cuda-fingerprint-cache"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)
