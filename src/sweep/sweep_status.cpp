@@ -98,6 +98,7 @@ SweepStatus read_sweep_status(sql::Database& db, const std::string& sweep) {
     e.cost_usd += runs.opt_real(3).value_or(0);
     s.cost_usd += runs.opt_real(3).value_or(0);
     if (runs.is_null(3) || runs.int64(4) == 0) e.cost_complete = s.cost_complete = false;
+    if (!runs.is_null(3)) e.cost_known = s.cost_known = true;
     if (counted) {
       const auto a = parse_iso_utc(runs.text(5)), b = parse_iso_utc(runs.text(6));
       if (a && b && *b >= *a) wall += *b - *a, ++timed;
@@ -118,7 +119,7 @@ json sweep_status_json(const SweepStatus& s) {
                        {"lease_left_seconds", r.lease_left_seconds}, {"since", r.since}});
   for (const auto& e : s.entrants)
     ents.push_back({{"entrant", e.entrant}, {"cells", e.cells}, {"done", e.done}, {"passes", e.passes}, {"failed", e.failed},
-                    {"tokens", e.tokens}, {"cost_usd", e.cost_usd}, {"cost_complete", e.cost_complete}});
+                    {"tokens", e.tokens}, {"cost_usd", e.cost_known ? json(e.cost_usd) : json(nullptr)}, {"cost_complete", e.cost_complete}});
   return {{"sweep", s.id},
           {"created_at", s.created_at},
           {"runs_dir", s.runs_dir},
@@ -126,7 +127,7 @@ json sweep_status_json(const SweepStatus& s) {
           {"passes", s.passes},
           {"infra_failures", s.infra_failures},
           {"tokens", s.tokens},
-          {"cost_usd", s.cost_usd},
+          {"cost_usd", s.cost_known ? json(s.cost_usd) : json(nullptr)},
           {"cost_complete", s.cost_complete},
           {"elapsed_seconds", s.elapsed_seconds},
           {"remaining_seconds", s.remaining_seconds ? json(*s.remaining_seconds) : json(nullptr)},
@@ -139,13 +140,17 @@ std::string sweep_status_text(const SweepStatus& s, bool with_running) {
   o << fmt::format("sweep {}: {}/{} done, {} running, {} queued, {} failed  |  {} passed  |  elapsed {}, remaining {}\n", s.id,
                    s.done, s.total, s.running, s.queued, s.failed, s.passes, duration_text(s.elapsed_seconds),
                    s.remaining_seconds ? duration_text(*s.remaining_seconds) : std::string("?"));
-  o << fmt::format("tokens {}  cost ${:.2f}{}{}\n", s.tokens, s.cost_usd, s.cost_complete ? "" : "+ (some costs unknown)",
+  auto cost = [](double usd, bool complete, bool known) {
+    return !known ? std::string("cost unknown") : fmt::format("${:.2f}{}", usd, complete ? "" : "+");
+  };
+  o << fmt::format("tokens {}  {}{}{}\n", s.tokens, cost(s.cost_usd, s.cost_complete, s.cost_known),
+                   s.cost_known && !s.cost_complete ? " (some costs unknown)" : "",
                    s.infra_failures ? fmt::format("  |  {} infrastructure failures retried", s.infra_failures) : "");
   size_t w = 7;
   for (const auto& e : s.entrants) w = std::max(w, e.entrant.size());
   for (const auto& e : s.entrants)
-    o << fmt::format("  {:<{}}  {:>3}/{:<3} done  {:>3} passed{}  {:>9} tok  ${:.2f}{}\n", e.entrant, w, e.done, e.cells, e.passes,
-                     e.failed ? fmt::format(" {} failed", e.failed) : "", e.tokens, e.cost_usd, e.cost_complete ? "" : "+");
+    o << fmt::format("  {:<{}}  {:>3}/{:<3} done  {:>3} passed{}  {:>9} tok  {}\n", e.entrant, w, e.done, e.cells, e.passes,
+                     e.failed ? fmt::format(" {} failed", e.failed) : "", e.tokens, cost(e.cost_usd, e.cost_complete, e.cost_known));
   if (with_running)
     for (const auto& r : s.running_cells)
       o << fmt::format("  running  {} / {} / trial {} (attempt {}) on {} pid {}{}\n", r.entrant, r.problem, r.trial, r.attempt,

@@ -28,6 +28,7 @@ struct EntrantProgress {
   int64_t tokens = 0;
   double cost_usd = 0;
   bool cost_complete = true;  // false: some run's cost is unknown (cost_usd is a floor)
+  bool cost_known = false;    // some run's cost is known (else the cost is shown as unknown)
 };
 
 struct SweepStatus {
@@ -38,6 +39,7 @@ struct SweepStatus {
   int64_t tokens = 0;
   double cost_usd = 0;
   bool cost_complete = true;
+  bool cost_known = false;
   double elapsed_seconds = 0;               // since the sweep was made
   std::optional<double> remaining_seconds;  // estimate: mean wall time of a done cell x cells left / cells at once
   std::vector<RunningCell> running_cells;
