@@ -227,8 +227,12 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
     else names = r.strings(root, "", "problems").value();
   }
   if (auto l = r.strings(root, "", "levels")) levels = *l;
-  if (!o.problems.empty()) names = o.problems;
-  if (!o.level.empty()) levels = {o.level};
+  // --problem / --level replace the file's whole selection.
+  if (!o.problems.empty() || !o.level.empty()) {
+    names = o.problems;
+    levels.clear();
+    if (!o.level.empty()) levels = {o.level};
+  }
   auto known = [&] {
     std::string k;
     for (const auto& p : deck) k += (k.empty() ? "" : ", ") + p.name;
