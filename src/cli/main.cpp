@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   register_gateway_command(app, g, exit_code);
   register_annotate_command(app, g, exit_code);
   register_dump_command(app, g, exit_code);
+  register_site_command(app, g, exit_code);
   register_agent_loop_command(app, exit_code);
   register_worker_command(app, exit_code);
   try {
