@@ -47,6 +47,21 @@ bool replace_in(std::string& text, const Replacement& r) {
   return true;
 }
 
+// Codex runs every command as `/bin/bash -lc "..."`: the script inside the double quotes, with
+// \" \\ \$ and \` escaped. Other strings are returned as they are.
+std::string unwrap_shell_c(const std::string& s) {
+  static const std::regex wrapper(R"(^\S*\b(?:ba|z|da)?sh\s+-l?c\s+")");
+  std::smatch m;
+  if (!std::regex_search(s, m, wrapper) || s.size() < static_cast<size_t>(m.length(0)) + 1 || s.back() != '"') return s;
+  std::string out;
+  const size_t end = s.size() - 1;
+  for (size_t i = static_cast<size_t>(m.length(0)); i < end; ++i) {
+    if (s[i] == '\\' && i + 1 < end && (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '$' || s[i + 1] == '`')) ++i;
+    out += s[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FileTracker::shown_path(std::string p) const {
@@ -175,7 +190,7 @@ std::vector<FileChange> FileTracker::apply(const std::string& /*tool*/, const js
   // A patch or a here-document inside any string argument (a shell command, a patch input).
   for (const auto& [key, value] : input.items()) {
     if (!value.is_string()) continue;
-    const std::string& s = value.get_ref<const std::string&>();
+    const std::string s = unwrap_shell_c(value.get_ref<const std::string&>());
     if (s.find("*** Begin Patch") != std::string::npos) {
       auto p = patch(s);
       out.insert(out.end(), p.begin(), p.end());
@@ -190,7 +205,7 @@ std::vector<FileChange> FileTracker::apply(const std::string& /*tool*/, const js
       size_t end = s.find("\n" + tag, body - 1);
       while (end != std::string::npos) {
         const size_t after = end + 1 + tag.size();
-        if (after == s.size() || s[after] == '\n') break;
+        if (after == s.size() || s[after] == '\n' || s[after] == '\r') break;
         end = s.find("\n" + tag, end + 1);
       }
       if (end == std::string::npos) continue;

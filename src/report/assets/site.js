@@ -146,6 +146,7 @@
   // Long text: the first SHOW_CHARS characters, and a button for the rest.
   function textBlock(text, cls) {
     var box = el('div', 'text ' + (cls || ''));
+    if (cls) box.tabIndex = 0;  // a scrollable result: reachable by keyboard
     text = String(text || '');
     if (text.length <= SHOW_CHARS) { box.textContent = text; return box; }
     box.textContent = text.slice(0, SHOW_CHARS);
@@ -182,6 +183,7 @@
       (ch.partial ? '  (earlier content not in the transcript: the replaced text is shown)' : '');
     box.appendChild(h);
     var pre = el('pre', 'diff-body');
+    pre.tabIndex = 0;  // scrollable: reachable by keyboard
     (ch.diff.hunks || []).forEach(function (hk) {
       pre.appendChild(el('span', 'hunk', hk.header !== undefined ? (hk.header || '@@') + '\n'
         : '@@ -' + hk.old_start + ',' + hk.old_lines + ' +' + hk.new_start + ',' + hk.new_lines + ' @@\n'));
@@ -236,6 +238,7 @@
         if (item.input !== undefined && item.input !== null) {
           body.appendChild(el('h4', null, 'arguments'));
           var args = el('pre', 'args');
+          args.tabIndex = 0;
           args.textContent = typeof item.input === 'string' ? item.input : JSON.stringify(item.input, null, 2);
           body.appendChild(args);
         }
