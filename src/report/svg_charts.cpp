@@ -129,7 +129,8 @@ std::string cost_score_svg(const DeviceBoard& b) {
       max_cost = std::max(max_cost, *e.cost_usd);
     }
   if (pts.empty()) return {};
-  const int w = 560, h = 340, l = 60, r = 200, t = 20, bt = 50;
+  const int w = 640, l = 60, r = 280, t = 20, bt = 50;
+  const int h = std::max(340, t + 14 * (static_cast<int>(pts.size()) + 1) + bt);
   const double xmax = max_cost > 0 ? max_cost * 1.1 : 1;
   std::string s = svg_open(w, h, "Cost against score, " + b.device,
                            "Each entrant: total cost in US dollars (x) against its mean peak fraction over the problems (y).");
@@ -138,12 +139,16 @@ std::string cost_score_svg(const DeviceBoard& b) {
   s += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">cost (USD), 0 to {:.2f}</text>", (l + w - r) / 2, h - 14, xmax);
   s += fmt::format("<text x=\"14\" y=\"{}\" class=\"axis\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">mean peak fraction</text>",
                    (t + h - bt) / 2, (t + h - bt) / 2);
-  for (const auto* e : pts) {
+  // Points are numbered and named in a key on the right: names beside the points overlap when
+  // entrants score alike.
+  for (size_t k = 0; k < pts.size(); ++k) {
+    const auto* e = pts[k];
     const double x = l + (w - r - l) * (*e->cost_usd / xmax);
     const double y = (h - bt) - (h - bt - t) * std::clamp(e->mean_score.value_or(0), 0.0, 1.0);
     s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"#440154\"/>", x, y);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"val\">{} (${:.2f}{}, {})</text>", x + 8, y + 4, esc(short_label(e->label, 26)),
-                     *e->cost_usd, e->cost_complete ? "" : "+", fraction_text(e->mean_score));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"val\">{}</text>", x + 6, y - 6 - 10.0 * (k % 3), k + 1);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" class=\"val\">{}. {} (${:.2f}{}, {})</text>", w - r + 10, t + 14 * (k + 1), k + 1,
+                     esc(short_label(e->label, 22)), *e->cost_usd, e->cost_complete ? "" : "+", fraction_text(e->mean_score));
   }
   return s + "</svg>";
 }

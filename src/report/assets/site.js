@@ -250,6 +250,11 @@
       }, false, 'call'));
       return a;
     }
+    // The prompt and other long user messages start collapsed: the agent's work is what is read.
+    if (item.kind === 'user' && String(item.text || '').length > 800) {
+      a.appendChild(lazyDetails('message (' + String(item.text).length + ' characters)', function () { return textBlock(item.text); }, false));
+      return a;
+    }
     a.appendChild(textBlock(item.text));
     return a;
   }
