@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -290,6 +291,32 @@ TEST(Site, BadUsageIsRefusedWithTheFolderNamed) {
   auto r = kbench({"site", "build", "--runs", "/nonexistent/runs-folder", "--out", (kbtest::scratch("site-bad") / "s").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/runs-folder"), std::string::npos) << r.output;
+}
+
+TEST(Site, ServeAnswersWithTheBuiltPages) {
+  NEED_FIXTURE();
+  // kbench site serve on a free loopback port, asked for two pages with curl, then stopped; every
+  // step is bounded in time.
+  const fs::path log = f.root / "serve.log";
+  const std::string script =
+      "'" + std::string(KBENCH_BINARY) + "' site serve --dir '" + f.site.string() + "' --port 0 > '" + log.string() + "' 2>&1 & pid=$!; "
+      "for i in $(seq 50); do url=$(sed -n 's/^serving the site at \\([^ ]*\\).*/\\1/p' '" + log.string() + "'); "
+      "[ -n \"$url\" ] && break; sleep 0.2; done; "
+      "curl -sf --max-time 10 \"${url}index.html\" | grep -c 'kbench leaderboard'; "
+      "curl -sf --max-time 10 \"${url}data/leaderboard.json\" | grep -c 'kbench.site/1'; "
+      "curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 \"${url}../../etc/passwd\"; "
+      "kill $pid; wait $pid 2>/dev/null; true";
+  auto r = run_command({"sh", "-c", script}, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string index_hits, json_hits, outside;
+  std::getline(lines, index_hits);
+  std::getline(lines, json_hits);
+  std::getline(lines, outside);
+  EXPECT_NE(index_hits, "0") << r.output << kbtest::slurp(log);
+  EXPECT_NE(index_hits, "") << r.output << kbtest::slurp(log);
+  EXPECT_EQ(json_hits, "1") << r.output;
+  EXPECT_NE(outside, "200") << "a path outside the site is not served: " << r.output;
 }
 
 // The site in a real browser: Debian's chromium driven by playwright-core (tests/site/browser_test.js).
