@@ -180,6 +180,8 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     if (const BwrapProbe eval_probe = probe_worker_sandbox(); !eval_probe.ok)
       throw RunSetupError("no sandbox for the evaluation: " + eval_probe.error +
                           ". Pass --no-sandbox to run and judge without one (run.json records it).");
+  if (!req.gateway_provider_order.empty() && (req.gateway.rfind("forward:", 0) != 0))
+    throw RunSetupError("--gateway-provider pins upstream providers: it needs --gateway forward:URL");
   std::optional<gateway::GatewayOptions> gateway_options;
   if (!req.gateway.empty()) {
     try {
@@ -201,12 +203,14 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     gateway_options->max_tokens = req.gateway_max_tokens;
     gateway_options->max_cost_usd = req.gateway_max_cost_usd;
     gateway_options->upstream_key_env = req.gateway_key_env;
+    gateway_options->openrouter_order = req.gateway_provider_order;
   }
   const std::string device = target->open_device()->description();
 
   // --- The run directory and its record. ---
   const auto started = std::chrono::system_clock::now();
-  RunDir run = RunDir::create(runs_dir, RunKey{req.agent, req.model, p.name, req.trial}, started);
+  RunDir run = req.run_name.empty() ? RunDir::create(runs_dir, RunKey{req.agent, req.model, p.name, req.trial}, started)
+                                     : RunDir::create_named(runs_dir, req.run_name);
   say("run directory " + run.path().string());
   json record = {
       {"schema", kRunSchema},
@@ -226,6 +230,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
       {"started_at", iso_utc(started)},
       {"process", process_identity()},
   };
+  if (!req.sweep_cell.is_null()) record["sweep"] = req.sweep_cell;
   if (req.sandbox) {
     record["sandbox"] = {{"enabled", true}, {"tool", "bwrap"}, {"version", probe.version}, {"network", req.network}};
   } else {

@@ -171,6 +171,9 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-blocking-kernel{false}", t.blocking_kernel,
                   "cuda: do not hold the stream with a blocking kernel (needed under Nsight Compute; launch overhead "
                   "then enters the samples)");
+    cmd->add_flag("--no-perturb{false}", t.perturb,
+                  "Time every call on its input set as generated, not perturbed (to measure what the perturbation "
+                  "costs; a result so obtained does not rule out a result cache)");
   }
   cmd->callback([c, &g, &exit_code, mode] { exit_code = run(mode, *c, g); });
 }

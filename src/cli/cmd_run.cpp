@@ -26,6 +26,7 @@ struct RunCommand {
   std::string grace = "10s";
   bool no_sandbox = false;
   bool no_network = false;
+  std::string sweep_cell;
   RunRequest request;
 };
 
@@ -43,6 +44,10 @@ int run_run(RunCommand& c, GlobalOptions& g) {
     r.grace = parse_duration(c.grace);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--budget/--grace: ") + e.what());
+  }
+  if (!c.sweep_cell.empty()) {
+    r.sweep_cell = json::parse(c.sweep_cell, nullptr, false);
+    if (r.sweep_cell.is_discarded() || !r.sweep_cell.is_object()) throw UsageError("--sweep-cell: expected a JSON object");
   }
   r.sandbox = !c.no_sandbox;
   r.network = !c.no_network;
@@ -126,7 +131,12 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)")
       ->check(number_in(0.000001, 1000000, "USD"));
   cmd->add_option("--gateway-key-env", r.gateway_key_env, "forward: environment variable holding the upstream API key");
+  cmd->add_option("--gateway-provider", r.gateway_provider_order,
+                  "forward to OpenRouter: pin this upstream provider, no fallbacks (repeatable: in order)");
   cmd->add_flag("--check-only", r.check_only, "Judge correctness only, without timing (no peak_fraction)");
+  // Set by `kbench sweep` for each cell it runs (docs/sweeps.md).
+  cmd->add_option("--run-name", r.run_name, "The run directory's exact name")->group("Set by kbench sweep");
+  cmd->add_option("--sweep-cell", c->sweep_cell, "JSON kept as run.json's \"sweep\"")->group("Set by kbench sweep");
   cmd->callback([c, &g, &exit_code] { exit_code = run_run(*c, g); });
 }
 

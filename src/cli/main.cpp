@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "cli/sweep_commands.h"
 #include "core/version.h"
 #include "deck/problem.h"
 #include "target/ceilings.h"
@@ -49,7 +50,10 @@ int main(int argc, char** argv) {
   register_gateway_command(app, g, exit_code);
   register_annotate_command(app, g, exit_code);
   register_dump_command(app, g, exit_code);
+  register_site_command(app, g, exit_code);
   register_agent_loop_command(app, exit_code);
+  register_results_commands(app, g, exit_code);
+  register_sweep_commands(app, g, exit_code);
   register_worker_command(app, exit_code);
   // CLI11 answers `kbench frobnicate --help` with the top-level help and exit 0; an unknown
   // command is a usage error whatever follows it.

@@ -364,8 +364,9 @@ std::vector<TensorSpec> Loader::load_tensors(const toml::table& top, std::string
   const auto expected = fmt::format("an array of tables ([[{}]] sections)", key);
   const toml::array& a = array_of(*n, std::string(key), expected);
   if (a.empty() && key != "weights") fail(*n, std::string(key), fmt::format("expected at least one [[{}]] section, found none", key));
-  const Keys allowed = output ? Keys{"name", "dtype", "shape", "tolerance", "comparator"}
-                              : Keys{"name", "dtype", "shape", "init"};
+  const Keys allowed = output            ? Keys{"name", "dtype", "shape", "tolerance", "comparator"}
+                       : key == "inputs" ? Keys{"name", "dtype", "shape", "init", "perturb"}
+                                         : Keys{"name", "dtype", "shape", "init"};
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string path = index_path(std::string(key), i);
     const toml::table& t = table_of(*a.get(i), path, expected);
@@ -388,6 +389,14 @@ std::vector<TensorSpec> Loader::load_tensors(const toml::table& top, std::string
       }
     } else if (const toml::node* init = t.get("init")) {
       s.init = load_init(*init, key_path(path, "init"));
+    }
+    if (const toml::node* pert = t.get("perturb")) {
+      constexpr std::string_view kExpected = "\"swap\" (the default: two pairs of elements swapped in every row before "
+                                             "each timed call) or \"none\" (left as generated: indices, offsets, tables "
+                                             "whose structure a swap would break)";
+      const std::string v = string_of(*pert, key_path(path, "perturb"), kExpected);
+      if (v != "swap" && v != "none") mismatch(*pert, key_path(path, "perturb"), kExpected);
+      s.perturb = v == "swap";
     }
     out.push_back(std::move(s));
   }
@@ -591,6 +600,11 @@ Problem Loader::load(const toml::table& top, const fs::path& dir, const std::str
   p.inputs = load_tensors(top, "inputs", false, p);
   p.weights = load_tensors(top, "weights", false, p);
   p.outputs = load_tensors(top, "outputs", true, p);
+  // A timed call must differ from every call before it (core/perturb.h): some input has to change.
+  if (std::none_of(p.inputs.begin(), p.inputs.end(), [](const TensorSpec& t) { return t.perturb; }))
+    fail(*top.get("inputs"), "inputs",
+         "every input has perturb = \"none\": at least one input must be perturbed before each timed call, or a "
+         "solution could replay cached outputs (docs/problem-format.md, \"perturb\")");
   // Tensors are matched to solution arguments and init overrides by name, across all three lists.
   std::map<std::string, std::string> seen;  // name -> key path of first use
   for (auto [key, list] : tensor_lists(p))
