@@ -3,7 +3,9 @@
 // and the worker were sandboxed (docs/threat-model.md): a daemon that outlives kbench and rewrites
 // the verdict, reads of kbench's environment, HOME and the problem's reference, includes of host
 // files, and workers left spinning after kbench was killed. Honest solutions still pass (the
-// corpus tests run every honest solution through the same sandbox).
+// corpus tests run every honest solution through the same sandbox). Built twice: for the host
+// target (label integration) and the cuda target (label gpu, skipped without a GPU), where the
+// attacks ride in an extra .cpp file beside the honest cuda softmax.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -20,6 +22,7 @@
 #include "agent_test_util.h"
 #include "core/subprocess.h"
 #include "eval/worker_sandbox.h"
+#include "target/target.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -31,6 +34,7 @@ constexpr const char* kFakeKey = "sk-ant-kbench-fake-key-5d1c";
 constexpr const char* kHomeSecret = "kbench-home-secret-91e4";
 
 const fs::path kSource = KBENCH_SOURCE_DIR;
+const std::string kTarget = EVAL_SANDBOX_TARGET;
 
 // The honest naive softmax, with `extra` added at the end (an attack in a static constructor).
 std::string honest_softmax(const std::string& extra, bool wrong = false) {
@@ -50,6 +54,7 @@ std::string fill(std::string text, const std::vector<std::pair<std::string, std:
 // test names its workers this way, sandboxed or not).
 std::vector<pid_t> processes_with_env(const std::string& marker, const std::string& in_cmdline = {}) {
   std::vector<pid_t> out;
+  if (marker.empty()) return out;
   if (DIR* d = opendir("/proc")) {
     while (dirent* e = readdir(d)) {
       char* end = nullptr;
@@ -70,6 +75,7 @@ std::vector<pid_t> processes_with_env(const std::string& marker, const std::stri
 class EvalSandbox : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (kTarget == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
     const kb::BwrapProbe p = kb::probe_worker_sandbox();
     if (!p.ok) GTEST_SKIP() << "bubblewrap cannot make a sandbox here: " << p.error;
     root_ = kbtest::scratch(std::string("evalsb-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -79,16 +85,33 @@ class EvalSandbox : public ::testing::Test {
     marker_ = "CUDA_KBENCH_TEST_MARKER=" + std::to_string(getpid()) + "-" + root_.filename().string();
   }
   void TearDown() override {
-    for (pid_t p : processes_with_env(marker_)) kill(p, SIGKILL);
+    // Only this test's own processes (a skipped test has no marker: nothing to clean up).
+    if (!marker_.empty())
+      for (pid_t p : processes_with_env(marker_))
+        if (p > 0) kill(p, SIGKILL);
     if (!root_.empty() && !std::getenv("KBTEST_KEEP")) fs::remove_all(root_);
   }
 
-  fs::path solution(const std::string& name, const std::string& source) {
+  // The honest softmax of the test's target with `prefix` at the top of its main source and
+  // `attack` added (host: at the end of solution.cpp; cuda: as attack.cpp); `wrong` makes it fail
+  // (host: wrong outputs, `mismatch`; cuda: kb_setup returns 1, `setup_error`).
+  fs::path solution(const std::string& name, const std::string& attack, bool wrong = false, const std::string& prefix = "") {
     const fs::path d = root_ / name;
     fs::create_directories(d);
-    std::ofstream(d / "solution.cpp") << source;
+    if (kTarget == "host") {
+      std::ofstream(d / "solution.cpp") << prefix << honest_softmax(attack, wrong);
+      return d;
+    }
+    const fs::path honest = kSource / "problems/softmax/solutions/cuda-fast";
+    fs::copy_file(honest / "softmax_kernel.cuh", d / "softmax_kernel.cuh");
+    std::string main = kbtest::slurp(honest / "solution.cu");
+    const std::string setup = "void** state) {";
+    if (wrong) main.replace(main.find(setup), setup.size(), setup + "\n  if (p) return 1;");
+    std::ofstream(d / "solution.cu") << prefix << main;
+    if (!attack.empty()) std::ofstream(d / "attack.cpp") << attack;
     return d;
   }
+  static std::string failure_when_wrong() { return kTarget == "host" ? "mismatch" : "setup_error"; }
 
   std::vector<std::string> env() const {
     return {"PATH=" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"),
@@ -103,6 +126,7 @@ class EvalSandbox : public ::testing::Test {
   pid_t start(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {KBENCH_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--target", kTarget});
     const std::vector<std::string> e = env();
     const std::string log = (root_ / "kbench.log").string();
     const pid_t pid = fork();
@@ -188,14 +212,14 @@ static void forge_later() {
 __attribute__((constructor)) static void daemon_start() { forge_later(); }
 )K",
                                   {{"@SLEEP@", sleep_marker}, {"@VICTIM@", victim.string()}, {"@RESULT@", (out / "result.json").string()}});
-  const fs::path sol = solution("daemon", honest_softmax(attack, /*wrong=*/true));
+  const fs::path sol = solution("daemon", attack, /*wrong=*/true);
   const int rc = run({"eval", "softmax", sol.string(), "--out", out.string(), "--no-baseline", "--max-time", "0.2"});
   ASSERT_EQ(rc, 1) << output();
   // Long enough for a surviving daemon to act (it polls every 0.1 s).
   std::this_thread::sleep_for(3s);
   const json r = json::parse(kbtest::slurp(out / "result.json"));
   EXPECT_EQ(r["verdict"], "fail");
-  EXPECT_EQ(r["failure"], "mismatch") << "the attack must reach the worker, not be stopped earlier: " << r["message"];
+  EXPECT_EQ(r["failure"], failure_when_wrong()) << "the attack must reach the worker, not be stopped earlier: " << r["message"];
   EXPECT_EQ(r["sandbox"]["kind"], "bwrap");
   EXPECT_FALSE(fs::exists(victim / "pwned"));
   EXPECT_TRUE(kbtest::sleepers(sleep_marker).empty()) << "a process the solution started outlived kbench";
@@ -241,7 +265,7 @@ __attribute__((constructor)) static void spy() {
                                   {{"@HOME@", home_.string()},
                                    {"@REFERENCE@", (kSource / "problems/softmax/reference.cpp").string()},
                                    {"@SOURCE@", kSource.string()}});
-  const fs::path sol = solution("spy", honest_softmax(attack));
+  const fs::path sol = solution("spy", attack);
   const int rc = run({"check", "softmax", sol.string(), "--out", out.string(), "--shape", "0"});
   EXPECT_EQ(rc, 0) << output();
   const std::string logs = all_text(out);
@@ -254,7 +278,7 @@ __attribute__((constructor)) static void spy() {
 TEST_F(EvalSandbox, HostIncludesFailTheBuildWithAClearReason) {
   const fs::path out = root_ / "result";
   const fs::path ref = kSource / "problems/softmax/reference.cpp";
-  const fs::path sol = solution("include", "#include \"" + (home_ / "secret.txt").string() + "\"\n" + honest_softmax(""));
+  const fs::path sol = solution("include", "", false, "#include \"" + (home_ / "secret.txt").string() + "\"\n");
   EXPECT_EQ(run({"eval", "softmax", sol.string(), "--out", out.string(), "--no-baseline"}), 1) << output();
   const json r = json::parse(kbtest::slurp(out / "result.json"));
   EXPECT_EQ(r["failure"], "build_error");
@@ -262,9 +286,9 @@ TEST_F(EvalSandbox, HostIncludesFailTheBuildWithAClearReason) {
   EXPECT_EQ(r.dump().find(kHomeSecret), std::string::npos);
 
   const fs::path out2 = root_ / "result2";
-  const fs::path probe = solution("has-include", "#if __has_include(\"" + ref.string() + "\") || __has_include(\"" +
-                                                     (home_ / "secret.txt").string() + "\")\n#error LEAK host file exists\n#endif\n" +
-                                                     honest_softmax(""));
+  const fs::path probe = solution("has-include", "", false,
+                                  "#if __has_include(\"" + ref.string() + "\") || __has_include(\"" +
+                                      (home_ / "secret.txt").string() + "\")\n#error LEAK host file exists\n#endif\n");
   EXPECT_EQ(run({"check", "softmax", probe.string(), "--out", out2.string(), "--shape", "0"}), 0) << output();
   EXPECT_EQ(output().find("LEAK"), std::string::npos) << output();
 }
@@ -272,12 +296,17 @@ TEST_F(EvalSandbox, HostIncludesFailTheBuildWithAClearReason) {
 // kbench killed (SIGKILL, SIGTERM) while a solution spins in kb_run: no worker is left, with the
 // sandbox and without it (the parent-death signal).
 TEST_F(EvalSandbox, KillingKbenchLeavesNoWorkerBehind) {
-  const std::string spin = kbtest::slurp(kSource / "problems/softmax/solutions/host-naive/solution.cpp");
-  std::string src = spin;
-  src.replace(src.find("const auto* s = static_cast<const State*>(state);"),
-              std::string("const auto* s = static_cast<const State*>(state);").size(),
-              "const auto* s = static_cast<const State*>(state);\n  for (volatile unsigned long i = 0;; ++i) {}");
-  const fs::path sol = solution("spin", src);
+  fs::path sol;
+  if (kTarget == "host") {  // spinning in kb_run, under the system-call filter
+    std::string src = kbtest::slurp(kSource / "problems/softmax/solutions/host-naive/solution.cpp");
+    const std::string at = "const auto* s = static_cast<const State*>(state);";
+    src.replace(src.find(at), at.size(), at + "\n  for (volatile unsigned long i = 0;; ++i) {}");
+    sol = root_ / "spin";
+    fs::create_directories(sol);
+    std::ofstream(sol / "solution.cpp") << src;
+  } else {  // spinning in a static constructor, with the CUDA runtime linked in
+    sol = solution("spin", "__attribute__((constructor)) static void spin() { for (volatile unsigned long i = 0;; ++i) {} }\n");
+  }
   struct Case {
     int signal;
     bool sandbox;
@@ -287,6 +316,7 @@ TEST_F(EvalSandbox, KillingKbenchLeavesNoWorkerBehind) {
     std::vector<std::string> args = {"check", "softmax", sol.string(), "--out", (root_ / "result").string(), "--shape", "0"};
     if (!c.sandbox) args.push_back("--no-sandbox");
     const pid_t kbench = start(args);
+    ASSERT_GT(kbench, 0);
     // The worker is running the spinning kb_run once it exists for a moment.
     auto deadline = std::chrono::steady_clock::now() + 60s;
     while (processes_with_env(marker_, "__worker").empty() && std::chrono::steady_clock::now() < deadline)
@@ -306,7 +336,7 @@ TEST_F(EvalSandbox, KillingKbenchLeavesNoWorkerBehind) {
 // A machine without a sandbox refuses to judge (exit 2, saying why and what to pass), unless told
 // --no-sandbox, which result.json records. Simulated with a PATH on which bwrap is not found.
 TEST_F(EvalSandbox, NoSandboxRefusesUnlessToldAndIsRecorded) {
-  const fs::path honest = kSource / "problems/softmax/solutions/host-naive";
+  const fs::path honest = kSource / "problems/softmax/solutions" / (kTarget == "host" ? "host-naive" : "cuda-fast");
   // A bwrap that fails the way a machine without user namespaces makes it fail.
   const fs::path bin = root_ / "bin";
   fs::create_directories(bin);
@@ -314,7 +344,7 @@ TEST_F(EvalSandbox, NoSandboxRefusesUnlessToldAndIsRecorded) {
                                   "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n";
   fs::permissions(bin / "bwrap", fs::perms::owner_all);
   std::vector<std::string> argv = {KBENCH_BINARY, "eval", "softmax", honest.string(), "--no-baseline", "--max-time",
-                                   "0.2", "--out", (root_ / "r1").string()};
+                                   "0.2", "--target", kTarget, "--out", (root_ / "r1").string()};
   std::vector<std::string> e = env();
   e[0] = "PATH=" + bin.string() + ":" + e[0].substr(5);
   const kb::CommandResult refused = kb::run_command(argv, 120s, {}, &e);
