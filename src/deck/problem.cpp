@@ -11,10 +11,13 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include "core/tensor.h"
 
 namespace kb {
 namespace {
@@ -502,7 +505,22 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
       mismatch(*d, "policy.determinism", "\"bitwise\" or \"tolerance\"");
     p.bitwise_deterministic = v->get() == "bitwise";
   }
-  if (const toml::node* f = t.get("forbidden")) p.forbidden = strings_of(*f, "policy.forbidden");
+  if (const toml::node* f = t.get("forbidden")) {
+    p.forbidden = strings_of(*f, "policy.forbidden");
+    // Every pattern must be a valid regex: one that silently became something else (a literal)
+    // once branded honest solutions reward_hack.
+    for (size_t i = 0; i < p.forbidden.size(); ++i) {
+      try {
+        (void)std::regex(p.forbidden[i], std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        const toml::node& at = f->as_array() && i < f->as_array()->size() ? *f->as_array()->get(i) : *f;
+        fail(at, fmt::format("policy.forbidden[{}]", i),
+             fmt::format("'{}' is not a valid ECMAScript regex ({}); escape its special characters (\\. \\( \\[) to "
+                         "match them literally",
+                         p.forbidden[i], e.what()));
+      }
+    }
+  }
   if (const toml::node* r = t.get("required_instructions")) {
     const std::string path = "policy.required_instructions";
     for (const auto& [arch, list] : table_of(*r, path, "a table of arch = [SASS classes], e.g. { sm_90a = [\"QGMMA\"] }")) {
@@ -657,6 +675,15 @@ std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase&
                                   file, path, t.shape[d].text(), number_text(v), where));
     out.push_back(static_cast<int64_t>(v));
   }
+  // The element count in checked arithmetic: batch = vocab = 2^32 once wrapped to 0 and crashed
+  // kbench later. 2^38 elements (1 TiB of fp32) is beyond any machine kbench judges on.
+  constexpr int64_t kMaxElements = int64_t{1} << 38;
+  int64_t n = 1;
+  for (int64_t d : out)
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
+      throw SpecError(fmt::format("{}: {}.shape: {} {} has more than 2^38 elements for {}: too large for kbench to hold; "
+                                  "choose smaller dims",
+                                  file, tensor_key(*this, t), t.name, shape_string(out), where));
   return out;
 }
 

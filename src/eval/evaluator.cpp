@@ -26,6 +26,7 @@
 #include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
+#include "eval/worker_sandbox.h"
 #include "target/compile.h"
 #include "target/target.h"
 
@@ -200,7 +201,7 @@ class ShapeRun {
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
     try {
-      WorkerProcess w(args_, log, o_.call_timeout);
+      WorkerProcess w(args_, log, o_.call_timeout, o_.isolate);
       hash_key_ = fresh_secret();
       weights_seed_ = fresh_secret();
       const int rc = timed(r_.seconds.setup, [&] {
@@ -320,7 +321,7 @@ class ShapeRun {
   // inputs with nothing before them, as `kbench check --seed` would see it.
   SeedCheck clean_start_check(const Case& c) {
     say("a timed call was wrong: re-running its inputs on a fresh worker");
-    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), o_.call_timeout);
+    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), o_.call_timeout, o_.isolate);
     SeedCheck sc;
     sc.seed = c.seed;
     sc.secret = true;
@@ -554,6 +555,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
   r.regime = std::string(regime_name(p.regime));
   r.compute_peak_key = p.compute_peak;
   r.memory_peak_key = p.memory_peak;
+  r.sandbox.seccomp = o.sandbox;
+  r.sandbox.reason = o.no_isolation_reason;
   auto finish = [&](const std::string& verdict, std::string failure, std::string message) {
     r.verdict = verdict;
     r.failure = std::move(failure);
@@ -573,6 +576,18 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
     require_generators(p);
     require_comparators(p);
+    // The sandbox first: a machine that cannot make one refuses to judge rather than run the
+    // solution's build and code with kbench's user, environment and files.
+    if (o.isolate) {
+      const BwrapProbe probe = probe_worker_sandbox();
+      if (!probe.ok)
+        return finish("error", "no_sandbox",
+                      probe.error + ". kbench runs the solution's build and code only in a sandbox; pass --no-sandbox "
+                                    "to judge without one (result.json records it)");
+      r.sandbox.enabled = true;
+      r.sandbox.reason.clear();
+      r.sandbox.version = probe.version;
+    }
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 
@@ -586,7 +601,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     }
 
     if (o.progress) o.progress("building " + r.solution_dir);
-    BuildResult b = target->build(solution_dir, o.build_dir, BuildOptions{libraries, p.allowed_libraries});
+    BuildOptions bo{libraries, p.allowed_libraries};
+    bo.sandbox = o.isolate;
+    BuildResult b = target->build(solution_dir, o.build_dir, bo);
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
 
@@ -609,7 +626,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
     if (r.target == "cuda") {
-      r.sass = inspect_sass(b.library);
+      r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(v->verdict, v->failure, v->message);
     }

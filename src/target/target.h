@@ -37,6 +37,8 @@ struct BuildResult {
 struct BuildOptions {
   std::vector<std::string> libraries;          // always linked as -l<name> (a problem's baseline)
   std::vector<std::string> allowed_libraries;  // what solution.toml may use (policy.allowed_libraries)
+  // The compiler runs in the build sandbox (target/build_sandbox.h); false runs it as kbench.
+  bool sandbox = false;
 };
 
 // One piece of GPU work attributed to the solution (cuda: from CUPTI activity records).
