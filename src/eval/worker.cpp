@@ -380,11 +380,16 @@ class Worker {
     for (size_t s = 0; s < sets.size(); ++s)
       if (perturbed[s]) perturb_set(sets[s], perturb_secret, *perturbed[s], /*undo=*/true);
     device_->synchronize();
+    // One payload of the kept outputs, each freed once copied (moe_swiglu's outputs are GBs).
     std::vector<std::byte> payload;
+    size_t total = 0;
+    for (const auto& o : kept_outputs) total += o.size();
+    payload.reserve(total);
     json rechecked = json::array();
     for (size_t k = 0; k < kept.size(); ++k) {
       rechecked.push_back(kept[k]);
       payload.insert(payload.end(), kept_outputs[k].begin(), kept_outputs[k].end());
+      std::vector<std::byte>().swap(kept_outputs[k]);
     }
     json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
                   {"throttled", throttled}, {"warmup_calls", warm}, {"warmup_call_seconds", warm_seconds}, {"stop_reason", reason},
