@@ -114,12 +114,16 @@ class EvalSandbox : public ::testing::Test {
   static std::string failure_when_wrong() { return kTarget == "host" ? "mismatch" : "setup_error"; }
 
   std::vector<std::string> env() const {
-    return {"PATH=" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"),
-            "HOME=" + home_.string(),
-            std::string("ANTHROPIC_API_KEY=") + kFakeKey,
-            std::string("OPENAI_API_KEY=") + kFakeKey,
-            "KBENCH_CACHE_DIR=" + (root_ / "cache").string(),
-            marker_};
+    std::vector<std::string> e = {"PATH=" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"),
+                                  "HOME=" + home_.string(),
+                                  std::string("ANTHROPIC_API_KEY=") + kFakeKey,
+                                  std::string("OPENAI_API_KEY=") + kFakeKey,
+                                  "KBENCH_CACHE_DIR=" + (root_ / "cache").string(),
+                                  marker_};
+    // Where kbench's own libraries live outside the system folders (a GPU machine with unpacked
+    // packages), kbench needs this to start at all; the worker sandbox carries those libraries itself.
+    if (const char* l = std::getenv("LD_LIBRARY_PATH")) e.push_back(std::string("LD_LIBRARY_PATH=") + l);
+    return e;
   }
 
   // Starts `kbench args...` with env(); its output goes to root_/kbench.log.
