@@ -142,12 +142,22 @@ TEST(SweepCells, DeadHoldersCellsAreTakenOverAndACompletedRunIsAdoptedNotRerun) 
   write_run(s.runs_dir / "done-run", "complete");  // finished before its sweep died
   // lost-run: the attempt's process died too (a "running" record of a vanished process).
   write_run(s.runs_dir / "lost-run", "running", "", owner(false));
+  auto c2 = dead.claim([](const Cell&) { return std::string("x"); });
+  EXPECT_FALSE(c2) << "two cells only";
   EXPECT_EQ(alive.reclaim_dead(s.runs_dir), 2);
   EXPECT_EQ(state_of(db, 0), "done 1 0");
   EXPECT_EQ(state_of(db, 1), "queued 1 0") << "an interrupted attempt is not held against the cell";
   auto st = db.prepare("SELECT run_id FROM cells WHERE ordinal = 0");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.text(0), "done-run");
+  // An attempt that never started: its name is taken, so that a late start (a pending Slurm
+  // job) fails to make its folder rather than run the cell a second time.
+  auto c3 = dead.claim([](const Cell&) { return std::string("never-started"); });
+  ASSERT_TRUE(c3);
+  EXPECT_EQ(alive.reclaim_dead(s.runs_dir), 1);
+  EXPECT_TRUE(fs::exists(s.runs_dir / "never-started/NOT-STARTED"));
+  EXPECT_THROW(RunDir::create_named(s.runs_dir, "never-started"), std::runtime_error);
+  EXPECT_EQ(state_of(db, 1), "queued 2 0");
   // A live holder's cells are left alone.
   auto c = alive.claim([](const Cell&) { return std::string("mine"); });
   ASSERT_TRUE(c);
