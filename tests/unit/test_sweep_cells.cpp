@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "store/run_dir.h"
 #include "sweep/cells.h"
+#include "sweep/gpu_lock.h"
 #include "sweep/slurm_executor.h"
 #include "sweep/sweep_spec.h"
 
@@ -218,5 +221,35 @@ gateway = "replay:scripts/codex.json"
   EXPECT_EQ(t.executor, "local");
   EXPECT_EQ(t.problems, (std::vector<std::string>{"topk"})) << "--problem replaces the file's names and levels";
   EXPECT_NE(sweep_plan_hash(s), sweep_plan_hash(t));
+  fs::remove_all(root);
+}
+
+// The per-GPU lock of agents sharing a GPU: a second holder, through a hard link to the same file
+// (as a run's private folder has it), waits until the first lets go; every use is logged and summed.
+TEST(GpuLock, AHardLinkedHolderWaitsForTheFirstAndUsesAreSummed) {
+  const fs::path root = scratch("gpulock");
+  std::ofstream(root / "gpu-0.lock").flush();
+  fs::create_hard_link(root / "gpu-0.lock", root / "linked.lock");
+  const fs::path log = root / "uses.jsonl";
+  std::atomic<bool> held{false};
+  std::thread first([&] {
+    GpuLock l(root / "gpu-0.lock", log, "first");
+    held = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  double waited = 0;
+  {
+    GpuLock second(root / "linked.lock", log, "second");
+    waited = second.wait_seconds();
+  }
+  first.join();
+  EXPECT_GT(waited, 0.2) << "the second holder got the lock while the first held it";
+  const json s = summarize_gpu_lock_log(log);
+  EXPECT_EQ(s["uses"], 2);
+  EXPECT_GE(s["hold_seconds"].get<double>(), 0.45);
+  EXPECT_GT(s["wait_seconds"].get<double>(), 0.2);
+  EXPECT_TRUE(summarize_gpu_lock_log(root / "none.jsonl").is_null());
+  EXPECT_THROW(GpuLock(root / "missing.lock", log, "x"), std::runtime_error);
   fs::remove_all(root);
 }
