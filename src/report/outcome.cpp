@@ -1,0 +1,50 @@
+#include "report/outcome.h"
+
+#include <array>
+
+namespace kb::report {
+
+namespace {
+
+bool any_of(std::string_view v, std::initializer_list<std::string_view> set) {
+  for (auto s : set)
+    if (v == s) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string run_outcome(const RunRow& r) {
+  if (r.verdict.empty()) return r.status == "incomplete" || r.status == "running" ? outcome::incomplete : outcome::infra;
+  if (r.annotation == "reward_hack" || r.hand_annotation == "reward_hack") return outcome::invalid;
+  if (r.verdict == "pass") return r.peak_fraction ? outcome::pass : outcome::pass_unscored;
+  if (r.verdict == "error") return outcome::infra;
+  if (r.solution_files == 0) return outcome::no_solution;
+  const std::string_view f = r.failure;
+  if (any_of(f, {"build_error", "load_error"})) return outcome::build_error;
+  if (f == "timeout") return outcome::timeout;
+  if (any_of(f, {"setup_error", "run_error", "crash"})) return outcome::runtime_error;
+  return outcome::wrong;
+}
+
+std::string outcome_words(std::string_view code) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kWords{{
+      {outcome::pass, "pass"},
+      {outcome::pass_unscored, "pass (no score)"},
+      {outcome::wrong, "wrong"},
+      {outcome::build_error, "build error"},
+      {outcome::runtime_error, "runtime error"},
+      {outcome::timeout, "timeout"},
+      {outcome::no_solution, "no solution"},
+      {outcome::invalid, "invalid"},
+      {outcome::infra, "infra failure"},
+      {outcome::incomplete, "incomplete"},
+  }};
+  for (const auto& [c, w] : kWords)
+    if (c == code) return std::string(w);
+  return std::string(code);
+}
+
+bool counts_as_trial(std::string_view code) { return code != outcome::infra && code != outcome::incomplete; }
+
+}  // namespace kb::report
