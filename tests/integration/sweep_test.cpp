@@ -328,18 +328,22 @@ TEST(Sweep, DryRunListsTheCellsAndAnEstimateWithoutTouchingTheDatabase) {
 TEST(Sweep, SlurmExecutorRunsTheCellsAsArrayTasksAndResumesAScancelledOne) {
   if (!probe_sandbox().ok) GTEST_SKIP() << probe_sandbox().error;
   const fs::path root = kbtest::scratch("sweep-slurm");
-  const fs::path cluster = root / "cluster";
-  const CommandResult up =
-      run_command({"sh", (kSource / "tests/fixtures/slurm/single-node.sh").string(), "start", cluster.string()}, std::chrono::minutes(2));
+  // The cluster's folder (pid files, state) apart from the sweep's, removed only once its daemons
+  // are stopped, however the test ends.
+  struct Cluster {
+    fs::path dir = kbtest::scratch("sweep-slurm-cluster");
+    ~Cluster() {
+      (void)run_command({"sh", KBENCH_SOURCE_DIR "/tests/fixtures/slurm/single-node.sh", "stop", dir.string()}, std::chrono::minutes(1));
+      fs::remove_all(dir);
+    }
+  } cluster;
+  const CommandResult up = run_command(
+      {"sh", (kSource / "tests/fixtures/slurm/single-node.sh").string(), "start", cluster.dir.string()}, std::chrono::minutes(2));
   if (up.exit_code != 0) {
     fs::remove_all(root);
     GTEST_SKIP() << "no single-node Slurm cluster here: " << up.output;
   }
-  struct Stop {
-    fs::path dir;
-    ~Stop() { (void)run_command({"sh", KBENCH_SOURCE_DIR "/tests/fixtures/slurm/single-node.sh", "stop", dir.string()}, std::chrono::minutes(1)); }
-  } stop{cluster};
-  setenv("SLURM_CONF", (cluster / "slurm.conf").c_str(), 1);
+  setenv("SLURM_CONF", (cluster.dir / "slurm.conf").c_str(), 1);
 
   // The scripted agent thinks for 8 s before it solves, so that a task can be cancelled mid-run.
   const fs::path file = write_fake_sweep(root, "slurm", 2, "");
