@@ -19,6 +19,7 @@
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
 #include "store/run_dir.h"
+#include "sweep/gpu_lock.h"
 #include "target/ceilings.h"
 #include "target/target.h"
 
@@ -294,6 +295,14 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     write_config_files(home, adapter->config_files(ctx));
     const AgentCommand cmd = adapter->command(ctx);
     auto extra_env = adapter->environment(ctx);
+    const fs::path gpu_lock_log = home / ".kbench-gpu-lock.jsonl";
+    if (!req.gpu_lock.empty()) {
+      // A hard link in the private folder (bound read-only into the sandbox) is the same lock.
+      fs::create_hard_link(req.gpu_lock, run / "kbench" / "gpu.lock");
+      extra_env[kGpuLockEnv] = (run / "kbench" / "gpu.lock").string();
+      extra_env[kGpuLockLogEnv] = gpu_lock_log.string();
+      record["gpu_lock"] = {{"file", req.gpu_lock.string()}};
+    }
     if (gw) {
       // Every CLI's base-URL variable points at the gateway; a key the adapter did not set is a
       // per-run placeholder (forward mode puts the real key in, from --gateway-key-env).
@@ -436,7 +445,18 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
       log.line(s);
       say(s);
     };
+    std::unique_ptr<GpuLock> gpu_lock;
+    if (!req.gpu_lock.empty()) {
+      say("waiting for the GPU lock " + req.gpu_lock.string());
+      gpu_lock = std::make_unique<GpuLock>(req.gpu_lock, gpu_lock_log, "official evaluation");
+    }
     EvalResult r = evaluate(p, run / "solution", o);
+    if (gpu_lock) {
+      gpu_lock.reset();  // released, and its use logged
+      json summary = summarize_gpu_lock_log(gpu_lock_log);
+      summary["file"] = req.gpu_lock.string();
+      record["gpu_lock"] = summary;
+    }
     if (req.format_result) log.line(req.format_result(r));
     run.write_json("result.json", to_json(r, true));
     json verdict = {{"verdict", r.verdict}, {"failure", r.failure}, {"message", r.message}};

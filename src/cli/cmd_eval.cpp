@@ -13,6 +13,7 @@
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
+#include "sweep/gpu_lock.h"
 #include "target/ceilings.h"
 
 namespace kb::cli {
@@ -91,6 +92,8 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   fs::create_directories(o.work_dir);
   const bool tty = stderr_is_terminal();
   if (!g.json) o.progress = [tty](const std::string& s) { std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n"; };
+  // In a sweep with several agents per GPU, the GPU's lock (sweep/gpu_lock.h) for the whole job.
+  const auto gpu_lock = gpu_lock_from_environment("kbench " + mode);
   EvalResult r = evaluate(p, c.solution, o);
   const auto j = to_json(r, true);
   if (mode == "eval") write_file_atomically(c.out / "result.json", kb::json_text(j) + "\n");

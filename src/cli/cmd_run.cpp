@@ -137,6 +137,7 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   // Set by `kbench sweep` for each cell it runs (docs/sweeps.md).
   cmd->add_option("--run-name", r.run_name, "The run directory's exact name")->group("Set by kbench sweep");
   cmd->add_option("--sweep-cell", c->sweep_cell, "JSON kept as run.json's \"sweep\"")->group("Set by kbench sweep");
+  cmd->add_option("--gpu-lock", r.gpu_lock, "The GPU's lock file (agents sharing a GPU)")->group("Set by kbench sweep");
   cmd->callback([c, &g, &exit_code] { exit_code = run_run(*c, g); });
 }
 

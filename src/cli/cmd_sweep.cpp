@@ -124,6 +124,7 @@ int run_sweep_command(SweepCommand& c, GlobalOptions& g) {
       slots.gpus = visible_gpus(s.gpus);
       if (slots.gpus.empty()) throw UsageError("the cuda target needs a GPU and none is visible (--gpus, CUDA_VISIBLE_DEVICES)");
       slots.per_gpu = s.agents_per_gpu;
+      slots.lock_dir = s.runs_dir / "_locks";
     } else {
       slots.host_concurrency = std::max(1, s.concurrency);
     }

@@ -1,6 +1,7 @@
 #include "store/run_index.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <fstream>
@@ -76,6 +77,19 @@ std::optional<std::string> infra_failure(const json& record, const fs::path& run
     const bool stopped = record.value("status", "") == run_status::running || why.rfind("kbench was stopped by a signal", 0) == 0 ||
                          why.rfind("kbench got signal", 0) == 0;
     return stopped ? "interrupted" : "incomplete";
+  }
+  {
+    // The agent ended by a kill signal kbench did not send: something outside killed it -- scancel or preemption of a Slurm job, the OOM
+    // killer, an operator. Its work was cut short, not finished.
+    const json ap = record.value("agent_process", json::object());
+    // Through the sandbox (bwrap) or a shell, a child killed by signal N shows as exit code 128+N.
+    const int code = ap.value("exit_code", 0);
+    const int sig = ap.value("signal", 0) != 0 ? ap.value("signal", 0) : code > 128 && code < 160 ? code - 128 : 0;
+    const bool kill_signal = sig == SIGTERM || sig == SIGKILL || sig == SIGINT || sig == SIGHUP;
+    // kbench signals the agent itself only at its budget (killed_at_budget) or when kbench is
+    // stopped (the run is then incomplete); sigterm_sent also counts strays ended after the agent
+    // exited, so it says nothing about who ended the agent.
+    if (kill_signal && !ap.value("killed_at_budget", false)) return "agent_killed";
   }
   if (record.contains("gateway") && fs::exists(run_dir / "gateway.jsonl")) {
     const GatewayCounts g = count_gateway(run_dir / "gateway.jsonl");

@@ -60,6 +60,9 @@ struct RunRow {
 //                             is stopped and resumed does not count these against a cell's retries.
 //   "incomplete"              no verdict: kbench failed around the run (run.json's incomplete_reason)
 //   "disk_full"               a step failed with "No space left on device"
+//   "agent_killed"            the agent died of SIGTERM/SIGKILL/SIGINT/SIGHUP (or exited 128 + one of
+//                             them, as bwrap and shells report a child so killed) that kbench did not send
+//                             (scancel or preemption of a Slurm job, the OOM killer, an operator)
 //   "agent_start_failure"     the agent exited with an error by itself before any model call
 //                             succeeded (the gateway saw no successful exchange)
 //   "provider_errors"         3 or more of the gateway's exchanges, and at least half of them, were

@@ -1,6 +1,7 @@
 #include "sweep/cells.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "store/atomic_file.h"
 #include "store/run_dir.h"
@@ -203,6 +204,18 @@ int CellStore::reclaim_dead(const fs::path& runs_dir) {
       dead.push_back({st.int64(0), st.text(1), static_cast<int>(st.int64(4))});
   }
   for (const auto& d : dead) {
+    if (!d.run_id.empty() && !fs::exists(runs_dir / d.run_id)) {
+      // The attempt never made its folder. It may still start later (a Slurm job left pending
+      // by the dead sweep): the folder is made here first, so that such a job finds its name
+      // taken and ends without running (RunDir::create_named refuses an existing folder). If
+      // the job made it in the meantime, it runs, and the next round looks at it.
+      std::error_code ec;
+      fs::create_directories(runs_dir, ec);
+      if (::mkdir((runs_dir / d.run_id).c_str(), 0755) != 0) continue;
+      write_file_atomically(runs_dir / d.run_id / "NOT-STARTED",
+                            "kbench sweep: this attempt had not started when its sweep process stopped; its cell was "
+                            "queued again and this name kept from being used.\n");
+    }
     const Outcome o = judge_attempt(runs_dir / d.run_id, d.infra, infra_retries_, "its sweep process stopped");
     if (o.row && o.row->status == run_status::running) {
       // The run's own process still lives (it is being stopped, or runs on another host whose

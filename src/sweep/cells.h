@@ -69,7 +69,10 @@ class CellStore {
   // Returns the cell's new state.
   std::string finish(const Cell& c, const std::filesystem::path& run_dir, const std::string& note = "");
   // Cells whose lease is dead: each is finished from its run directory as above (a run that had
-  // completed counts; one still "running" is read as interrupted). Returns how many.
+  // completed counts; one whose process still lives on this host is waited for; one still
+  // "running" elsewhere is read as interrupted). An attempt that never made its folder gets the
+  // folder made for it (holding only NOT-STARTED), so that it can never start late (a pending
+  // Slurm job of a dead sweep). Returns how many.
   int reclaim_dead(const std::filesystem::path& runs_dir);
 
   struct Counts {

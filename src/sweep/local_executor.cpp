@@ -93,6 +93,13 @@ std::string LocalExecutor::start(const CellLaunch& l) {
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> args = l.argv;
+  if (!slots_.gpus.empty() && slots_.per_gpu > 1) {
+    // Agents share this GPU: its lock keeps their checks, benchmarks and evaluations apart.
+    const fs::path lock = slots_.lock_dir / ("gpu-" + slots_.gpus[slot] + ".lock");
+    fs::create_directories(slots_.lock_dir);
+    if (!fs::exists(lock)) std::ofstream(lock).flush();
+    args.insert(args.end(), {"--gpu-lock", lock.string()});
+  }
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   fs::create_directories(l.log.parent_path());

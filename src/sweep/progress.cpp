@@ -1,5 +1,9 @@
 #include "sweep/progress.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <ostream>
 
 #include "store/run_dir.h"
@@ -55,8 +59,11 @@ void SweepProgress::redraw() {
   if (drawn_lines_ > 0) err_ << "\033[" << drawn_lines_ << "A";
   int lines = 0;
   size_t p = 0;
+  // Lines cut to the terminal's width: a wrapped line would throw off the count moved up next time.
+  winsize ws{};
+  const size_t width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 159;
   for (size_t q; (q = block.find('\n', p)) != std::string::npos; p = q + 1, ++lines)
-    err_ << "\r\033[2K" << block.substr(p, q - p) << "\n";
+    err_ << "\r\033[2K" << block.substr(p, std::min(q - p, width)) << "\n";
   // Lines left over from a longer previous block.
   for (int i = lines; i < drawn_lines_; ++i) err_ << "\r\033[2K\n";
   if (drawn_lines_ > lines) err_ << "\033[" << (drawn_lines_ - lines) << "A";

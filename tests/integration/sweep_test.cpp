@@ -319,3 +319,82 @@ TEST(Sweep, DryRunListsTheCellsAndAnEstimateWithoutTouchingTheDatabase) {
   EXPECT_EQ(json::parse(j.output)["cells"].size(), 6u);
   fs::remove_all(root);
 }
+
+// The slurm executor on a real single-node Slurm cluster (Debian's slurm-wlm and munge, started
+// here by tests/fixtures/slurm/single-node.sh and stopped after): 2 entrants x 1 problem x 2
+// trials as sbatch array tasks, one task cancelled with scancel while it runs; its run ends
+// incomplete, its cell is queued and submitted again, and the sweep ends with one complete run per
+// cell. Skips, saying why, where the cluster cannot start.
+TEST(Sweep, SlurmExecutorRunsTheCellsAsArrayTasksAndResumesAScancelledOne) {
+  if (!probe_sandbox().ok) GTEST_SKIP() << probe_sandbox().error;
+  const fs::path root = kbtest::scratch("sweep-slurm");
+  // The cluster's folder (pid files, state) apart from the sweep's, removed only once its daemons
+  // are stopped, however the test ends.
+  struct Cluster {
+    fs::path dir = kbtest::scratch("sweep-slurm-cluster");
+    ~Cluster() {
+      (void)run_command({"sh", KBENCH_SOURCE_DIR "/tests/fixtures/slurm/single-node.sh", "stop", dir.string()}, std::chrono::minutes(1));
+      fs::remove_all(dir);
+    }
+  } cluster;
+  const CommandResult up = run_command(
+      {"sh", (kSource / "tests/fixtures/slurm/single-node.sh").string(), "start", cluster.dir.string()}, std::chrono::minutes(2));
+  if (up.exit_code != 0) {
+    fs::remove_all(root);
+    GTEST_SKIP() << "no single-node Slurm cluster here: " << up.output;
+  }
+  setenv("SLURM_CONF", (cluster.dir / "slurm.conf").c_str(), 1);
+
+  // The scripted agent thinks for 8 s before it solves, so that a task can be cancelled mid-run.
+  const fs::path file = write_fake_sweep(root, "slurm", 2, "");
+  {
+    std::string t = kbtest::slurp(file);
+    for (size_t p; (p = t.find("command = \"sh ")) != std::string::npos;) t.replace(p, 14, "command = \"sleep 8; sh ");
+    t.replace(t.find("[executor]\nconcurrency = 2\n"), 27, "[executor]\nkind = \"slurm\"\n");
+    std::ofstream(file) << t;
+  }
+  const pid_t sweep = spawn_sweep({file.string()}, root / "sweep.log");
+  std::string cancelled;
+  for (int i = 0; i < 480 && cancelled.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    const CommandResult q = run_command({"squeue", "-h", "-r", "-n", "kbench-slurm", "-o", "%i %T"}, std::chrono::seconds(30));
+    std::istringstream in(q.output);
+    for (std::string id, state; in >> id >> state;)
+      if (state == "RUNNING") {
+        // Running for a moment already: its run directory exists, with the agent thinking.
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        const CommandResult c = run_command({"scancel", id}, std::chrono::seconds(30));
+        ASSERT_EQ(c.exit_code, 0) << c.output;
+        cancelled = id;
+        break;
+      }
+  }
+  ASSERT_FALSE(cancelled.empty()) << kbtest::slurp(root / "sweep.log");
+  const int rc = wait_exit(sweep);
+  ASSERT_EQ(rc, 0) << kbtest::slurp(root / "sweep.log");
+  const std::string log = kbtest::slurp(root / "sweep.log");
+  EXPECT_NE(log.find("retry"), std::string::npos) << "the cancelled cell was queued again\n" << log;
+
+  // One counted run per cell; the cancelled task's run kept, not counted: the agent killed from
+  // outside (Slurm signals every process of the job) or, if kbench got the signal first, incomplete.
+  sql::Database db(root / "results/kbench.db", sql::Database::Mode::read_only);
+  auto counted = db.prepare("SELECT count(*), count(DISTINCT run_id) FROM cells WHERE state = 'done'");
+  ASSERT_TRUE(counted.step());
+  EXPECT_EQ(counted.int64(0), 4) << log;
+  EXPECT_EQ(counted.int64(1), 4);
+  std::vector<std::string> lost;
+  for (auto st = db.prepare("SELECT infra_failure FROM runs WHERE infra_failure IS NOT NULL"); st.step();) lost.push_back(st.text(0));
+  ASSERT_EQ(lost.size(), 1u) << log << [&] {
+    std::string all;
+    for (const auto& r : run_records(root / "results/runs"))
+      all += r.value("id", "") + ": " + r.value("agent_process", json()).dump() + " " + r.value("verdict", json()).dump() + "\n";
+    return all;
+  }();
+  EXPECT_TRUE(lost[0] == "agent_killed" || lost[0] == "interrupted") << lost[0];
+  std::map<std::string, int> scored;
+  for (auto st = db.prepare("SELECT entrant || ' ' || trial FROM runs WHERE infra_failure IS NULL AND status = 'complete'"); st.step();)
+    ++scored[st.text(0)];
+  EXPECT_EQ(scored.size(), 4u);
+  for (const auto& [k, n] : scored) EXPECT_EQ(n, 1) << k;
+  fs::remove_all(root);
+}

@@ -193,6 +193,18 @@ TEST(RunIndex, ReadsARunDirectoryAndTellsInfrastructureFailuresApart) {
   crashed.gateway_statuses = {};
   EXPECT_EQ(read_run_dir(make_run(runs, "r-crash", crashed)).infra_failure, "agent_start_failure");
 
+  {
+    const fs::path d = make_run(runs, "r-killed", ok);  // SIGTERM from outside (scancel): not the model's doing
+    json rec = json::parse(slurp(d / "run.json"));
+    rec["agent_process"]["signal"] = 15;
+    rec["agent_process"]["exit_code"] = -1;
+    write(d / "run.json", rec.dump());
+    EXPECT_EQ(read_run_dir(d).infra_failure, "agent_killed");
+    rec["agent_process"]["sigterm_sent"] = 3;  // kbench's own stop at the budget is not that
+    rec["agent_process"]["killed_at_budget"] = true;
+    write(d / "run.json", rec.dump());
+    EXPECT_FALSE(read_run_dir(d).infra_failure);
+  }
   FakeRun wrong = ok;  // the model wrote a wrong kernel and gave up: a result, not infra
   wrong.verdict = "fail";
   wrong.exit_code = 1;

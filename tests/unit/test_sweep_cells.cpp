@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "store/run_dir.h"
 #include "sweep/cells.h"
+#include "sweep/gpu_lock.h"
 #include "sweep/slurm_executor.h"
 #include "sweep/sweep_spec.h"
 
@@ -142,12 +145,22 @@ TEST(SweepCells, DeadHoldersCellsAreTakenOverAndACompletedRunIsAdoptedNotRerun) 
   write_run(s.runs_dir / "done-run", "complete");  // finished before its sweep died
   // lost-run: the attempt's process died too (a "running" record of a vanished process).
   write_run(s.runs_dir / "lost-run", "running", "", owner(false));
+  auto c2 = dead.claim([](const Cell&) { return std::string("x"); });
+  EXPECT_FALSE(c2) << "two cells only";
   EXPECT_EQ(alive.reclaim_dead(s.runs_dir), 2);
   EXPECT_EQ(state_of(db, 0), "done 1 0");
   EXPECT_EQ(state_of(db, 1), "queued 1 0") << "an interrupted attempt is not held against the cell";
   auto st = db.prepare("SELECT run_id FROM cells WHERE ordinal = 0");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.text(0), "done-run");
+  // An attempt that never started: its name is taken, so that a late start (a pending Slurm
+  // job) fails to make its folder rather than run the cell a second time.
+  auto c3 = dead.claim([](const Cell&) { return std::string("never-started"); });
+  ASSERT_TRUE(c3);
+  EXPECT_EQ(alive.reclaim_dead(s.runs_dir), 1);
+  EXPECT_TRUE(fs::exists(s.runs_dir / "never-started/NOT-STARTED"));
+  EXPECT_THROW(RunDir::create_named(s.runs_dir, "never-started"), std::runtime_error);
+  EXPECT_EQ(state_of(db, 1), "queued 2 0");
   // A live holder's cells are left alone.
   auto c = alive.claim([](const Cell&) { return std::string("mine"); });
   ASSERT_TRUE(c);
@@ -208,5 +221,35 @@ gateway = "replay:scripts/codex.json"
   EXPECT_EQ(t.executor, "local");
   EXPECT_EQ(t.problems, (std::vector<std::string>{"topk"})) << "--problem replaces the file's names and levels";
   EXPECT_NE(sweep_plan_hash(s), sweep_plan_hash(t));
+  fs::remove_all(root);
+}
+
+// The per-GPU lock of agents sharing a GPU: a second holder, through a hard link to the same file
+// (as a run's private folder has it), waits until the first lets go; every use is logged and summed.
+TEST(GpuLock, AHardLinkedHolderWaitsForTheFirstAndUsesAreSummed) {
+  const fs::path root = scratch("gpulock");
+  std::ofstream(root / "gpu-0.lock").flush();
+  fs::create_hard_link(root / "gpu-0.lock", root / "linked.lock");
+  const fs::path log = root / "uses.jsonl";
+  std::atomic<bool> held{false};
+  std::thread first([&] {
+    GpuLock l(root / "gpu-0.lock", log, "first");
+    held = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  double waited = 0;
+  {
+    GpuLock second(root / "linked.lock", log, "second");
+    waited = second.wait_seconds();
+  }
+  first.join();
+  EXPECT_GT(waited, 0.2) << "the second holder got the lock while the first held it";
+  const json s = summarize_gpu_lock_log(log);
+  EXPECT_EQ(s["uses"], 2);
+  EXPECT_GE(s["hold_seconds"].get<double>(), 0.45);
+  EXPECT_GT(s["wait_seconds"].get<double>(), 0.2);
+  EXPECT_TRUE(summarize_gpu_lock_log(root / "none.jsonl").is_null());
+  EXPECT_THROW(GpuLock(root / "missing.lock", log, "x"), std::runtime_error);
   fs::remove_all(root);
 }
