@@ -57,6 +57,19 @@ fs::path copy_run(const fs::path& from, const std::string& name, const std::func
   return to;
 }
 
+// The shared folder goes when every test is done (the screenshots are kept in the build folder).
+struct RemoveFixture : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    if (!fixture_root().empty()) fs::remove_all(fixture_root(), ec);
+  }
+  static fs::path& fixture_root() {
+    static fs::path p;
+    return p;
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveFixture = ::testing::AddGlobalTestEnvironment(new RemoveFixture);
+
 // The folder of everything the suite shares: made once, by the first test that needs it.
 struct Fixture {
   fs::path root, runs, site;
@@ -70,6 +83,7 @@ Fixture& fixture() {
     f.root = kbtest::scratch("site");
     f.runs = f.root / "runs";
     f.site = f.root / "site";
+    RemoveFixture::fixture_root() = f.root;
     if (!probe_sandbox().ok) {
       f.error = "no working sandbox: " + probe_sandbox().error;
       return f;
@@ -288,9 +302,12 @@ TEST(Site, RebuildsOnlyWhatChangedAndRemovesPagesOfRunsThatAreGone) {
 }
 
 TEST(Site, BadUsageIsRefusedWithTheFolderNamed) {
-  auto r = kbench({"site", "build", "--runs", "/nonexistent/runs-folder", "--out", (kbtest::scratch("site-bad") / "s").string()});
+  const fs::path out = kbtest::scratch("site-bad");
+  auto r = kbench({"site", "build", "--runs", "/nonexistent/runs-folder", "--out", (out / "s").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/runs-folder"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out / "s")) << "nothing written for a refused build";
+  fs::remove_all(out);
 }
 
 TEST(Site, ServeAnswersWithTheBuiltPages) {
