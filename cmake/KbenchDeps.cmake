@@ -12,6 +12,8 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # options its pkg-config file carries, which every includer must share), libcurl forwards.
 pkg_check_modules(KBENCH_HTTPLIB REQUIRED cpp-httplib)
 find_package(CURL REQUIRED)
+# The results database (src/store/results_db.h): Debian's libsqlite3-dev.
+find_package(SQLite3 REQUIRED)
 
 # toml++ and DLPack are used header-only, so kbench carries no shared-library dependency for them
 # (Debian's toml++ config forces its shared library; the header-only mode is the library's default).
@@ -23,7 +25,7 @@ add_library(kbench::deps ALIAS kbench_deps)
 target_include_directories(kbench_deps SYSTEM INTERFACE ${KBENCH_TOMLPP_INCLUDE} ${KBENCH_DLPACK_INCLUDE})
 target_compile_definitions(kbench_deps INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
 target_link_libraries(kbench_deps INTERFACE CLI11::CLI11 nlohmann_json::nlohmann_json fmt::fmt-header-only Threads::Threads
-  PkgConfig::SECCOMP OpenSSL::Crypto)
+  PkgConfig::SECCOMP OpenSSL::Crypto SQLite::SQLite3)
 
 # The cuda target: the CUDA toolkit is optional at build time (the host target needs none).
 set(KBENCH_WITH_CUDA OFF)

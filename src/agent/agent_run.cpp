@@ -10,11 +10,13 @@
 #include "agent/gateway/gateway.h"
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
+#include "agent/cli_install.h"
 #include "agent/sandbox.h"
 #include "agent/workspace.h"
 #include "core/subprocess.h"
 #include "core/version.h"
 #include "eval/evaluator.h"
+#include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
 #include "store/run_dir.h"
 #include "target/ceilings.h"
@@ -44,6 +46,13 @@ void check_read_only_path(const fs::path& p, const fs::path& runs_dir) {
   for (const auto& [h, what] : hidden)
     if (inside(p, h) || inside(h, p))
       throw RunSetupError(fmt::format("--ro-bind {}: would show the agent {} ({})", p.string(), what, h.string()));
+  // kbench's cache holds every run's build log and library; only the agents' installations in it
+  // (tools/agents, cli_install.h) may be shown.
+  const fs::path cache = kbench_cache_dir();
+  if ((inside(p, cache) && !inside(p, agents_dir())) || inside(cache, p))
+    throw RunSetupError(fmt::format("--ro-bind {}: would show the agent kbench's cache ({}), which holds other runs' "
+                                    "builds and logs",
+                                    p.string(), cache.string()));
   if (const char* home = std::getenv("HOME"); home && *home && inside(home, p))
     throw RunSetupError(fmt::format("--ro-bind {}: would show the agent your whole HOME ({}); bind the agent's own "
                                     "installation folder instead",
@@ -166,6 +175,13 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
   if (req.sandbox && !probe.ok)
     throw RunSetupError("no sandbox: " + probe.error + ". Pass --no-sandbox to run the agent without one (run.json records it).");
   if (!req.network && !req.sandbox) throw RunSetupError("--no-network needs the sandbox (it unshares the network namespace)");
+  // The verdict's sandbox (the build and the worker), checked now rather than after the agent's turn.
+  if (req.sandbox)
+    if (const BwrapProbe eval_probe = probe_worker_sandbox(); !eval_probe.ok)
+      throw RunSetupError("no sandbox for the evaluation: " + eval_probe.error +
+                          ". Pass --no-sandbox to run and judge without one (run.json records it).");
+  if (!req.gateway_provider_order.empty() && (req.gateway.rfind("forward:", 0) != 0))
+    throw RunSetupError("--gateway-provider pins upstream providers: it needs --gateway forward:URL");
   std::optional<gateway::GatewayOptions> gateway_options;
   if (!req.gateway.empty()) {
     try {
@@ -187,12 +203,14 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     gateway_options->max_tokens = req.gateway_max_tokens;
     gateway_options->max_cost_usd = req.gateway_max_cost_usd;
     gateway_options->upstream_key_env = req.gateway_key_env;
+    gateway_options->openrouter_order = req.gateway_provider_order;
   }
   const std::string device = target->open_device()->description();
 
   // --- The run directory and its record. ---
   const auto started = std::chrono::system_clock::now();
-  RunDir run = RunDir::create(runs_dir, RunKey{req.agent, req.model, p.name, req.trial}, started);
+  RunDir run = req.run_name.empty() ? RunDir::create(runs_dir, RunKey{req.agent, req.model, p.name, req.trial}, started)
+                                     : RunDir::create_named(runs_dir, req.run_name);
   say("run directory " + run.path().string());
   json record = {
       {"schema", kRunSchema},
@@ -212,6 +230,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
       {"started_at", iso_utc(started)},
       {"process", process_identity()},
   };
+  if (!req.sweep_cell.is_null()) record["sweep"] = req.sweep_cell;
   if (req.sandbox) {
     record["sandbox"] = {{"enabled", true}, {"tool", "bwrap"}, {"version", probe.version}, {"network", req.network}};
   } else {
@@ -367,12 +386,17 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     } catch (const std::exception& e) {
       record["transcript_error"] = e.what();
     }
-    const auto notes = copy_solution(ws.dir, target->name(), run / "solution");
+    const SolutionLimits limits;
+    const auto notes = copy_solution(ws.dir, target->name(), run / "solution", limits);
+    record["solution_limits"] = {{"max_file_bytes", limits.max_file_bytes},
+                                 {"max_total_bytes", limits.max_total_bytes},
+                                 {"max_hole_bytes", limits.max_hole_bytes},
+                                 {"regular_files_only", true}};
     json files = json::array();
     for (const auto& f : solution_files(run / "solution", target->name())) files.push_back(f.filename().string());
     record["solution_files"] = files;
     if (!notes.empty()) record["solution_notes"] = notes;
-    const CommandResult tar = run_command({"tar", "-czf", (run / "workspace.tar.gz.tmp").string(), "-C", run.path().string(), "workspace"},
+    const CommandResult tar = run_command({"tar", "--sparse", "-czf", (run / "workspace.tar.gz.tmp").string(), "-C", run.path().string(), "workspace"},
                                           std::chrono::minutes(10));
     if (tar.exit_code == 0 && !tar.timed_out) {
       fs::rename(run / "workspace.tar.gz.tmp", run / "workspace.tar.gz");
@@ -406,6 +430,8 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     o.work_dir = run / "eval";
     o.build_dir = kbench_cache_dir() / "build";
     o.hardware_dir = req.hardware_dir;
+    o.isolate = req.sandbox;
+    o.no_isolation_reason = "--no-sandbox was given";
     o.progress = [&](const std::string& s) {
       log.line(s);
       say(s);

@@ -9,6 +9,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "agent/adapter.h"
 #include "deck/problem.h"
@@ -38,6 +41,11 @@ struct RunRequest {
   std::optional<int64_t> gateway_max_tokens;        // budgets the gateway enforces (HTTP 429)
   std::optional<double> gateway_max_cost_usd;
   std::string gateway_key_env;                      // forward: environment variable with the upstream key
+  std::vector<std::string> gateway_provider_order;  // forward to OpenRouter: pin these providers
+  // Set by a sweep (src/sweep): the run directory's exact name (else <timestamp>_<agent>_...), and
+  // the cell this run is an attempt at, kept as run.json's "sweep" (docs/sweeps.md).
+  std::string run_name;
+  nlohmann::json sweep_cell;
   std::function<void(const std::string&)> progress;                 // step lines; may be empty
   std::function<void(std::chrono::milliseconds)> tick;              // about once a second while the agent runs
   std::function<std::string(const EvalResult&)> format_result;       // the verdict table for eval.log; may be empty

@@ -266,6 +266,8 @@ milliseconds parse_duration(std::string_view text) {
     i = k;
   }
   if (!(total_ms >= 1) || !std::isfinite(total_ms)) throw bad();
+  // A week is far beyond any agent budget; anything larger is a typo (and would overflow the clock).
+  if (total_ms > 7 * 24 * 3600e3) throw std::invalid_argument("duration '" + s + "': at most 7 days (168h)");
   return milliseconds(static_cast<int64_t>(std::llround(total_ms)));
 }
 

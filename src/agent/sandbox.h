@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/bwrap.h"  // gpu_device_nodes()
+
 namespace kb {
 
 struct SandboxSpec {
@@ -34,7 +36,5 @@ SandboxProbe probe_sandbox(bool network = true);
 // (values such as keys then never show in a process listing).
 std::vector<std::string> sandbox_command(const SandboxSpec& spec, const std::vector<std::string>& argv);
 
-// /dev/nvidia* (device files and the nvidia-caps folder): bound into the sandbox when present.
-std::vector<std::filesystem::path> gpu_device_nodes();
 
 }  // namespace kb

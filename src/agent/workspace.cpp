@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "agent/prompt.h"
+#include "core/bwrap.h"
 #include "core/subprocess.h"
 #include "target/ceilings.h"
 #include "target/compile.h"
@@ -192,7 +193,7 @@ of those files; what `./kbench check` printed here is not used.
 }
 
 std::string wrapper_script(const Problem& p, const std::string& target, const fs::path& kbench_binary,
-                           const fs::path& private_dir, const fs::path& workspace) {
+                           const fs::path& private_dir, const fs::path& workspace, const std::string& library_path) {
   auto q = [](const fs::path& path) { return join_command({path.string()}); };
   return fmt::format(R"(#!/bin/sh
 # ./kbench check   correctness of the solution in this folder (fixed and secret seeds, every shape)
@@ -204,10 +205,13 @@ case "${{1:-}}" in
   *) echo "usage: ./kbench check|bench [--shape I] [--json] [--seed S --no-secret]" >&2; exit 2 ;;
 esac
 export KBENCH_INCLUDE_DIR={2}
-exec {3} "$mode" --problems {4} --hardware {5} --target {1} {0} {6} "$@"
+{7}exec {3} "$mode" --in-agent-sandbox --problems {4} --hardware {5} --target {1} {0} {6} "$@"
 )",
                      p.name, target, q(private_dir / "include"), q(kbench_binary), q(private_dir / "problems"),
-                     q(private_dir / "hardware"), q(workspace));
+                     q(private_dir / "hardware"), q(workspace),
+                     // kbench's own libraries, where they live outside the system folders (the sandbox binds them).
+                     library_path.empty() ? std::string()
+                                          : "LD_LIBRARY_PATH=" + q(library_path) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\nexport LD_LIBRARY_PATH\n");
 }
 
 Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
@@ -255,7 +259,7 @@ Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
   fs::create_directories(w.dir / "include" / "dlpack");
   fs::copy_file(fs::path(KBENCH_DLPACK_INCLUDE_DIR) / "dlpack" / "dlpack.h", w.dir / "include" / "dlpack" / "dlpack.h");
   w.wrapper = w.dir / "kbench";
-  write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir), kExecutable);
+  write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir, runtime_library_path()), kExecutable);
   w.read_only = {o.kbench_binary, w.private_dir};
   return w;
 }
@@ -270,7 +274,8 @@ std::vector<fs::path> solution_files(const fs::path& workspace, const std::strin
   return out;
 }
 
-std::vector<std::string> copy_solution(const fs::path& workspace, const std::string& target, const fs::path& dest) {
+std::vector<std::string> copy_solution(const fs::path& workspace, const std::string& target, const fs::path& dest,
+                                       const SolutionLimits& limits) {
   if (fs::exists(dest)) throw std::invalid_argument("copy_solution: " + dest.string() + " already exists");
   fs::create_directories(dest);
   std::vector<std::string> notes;
@@ -278,7 +283,32 @@ std::vector<std::string> copy_solution(const fs::path& workspace, const std::str
     if (e.is_symlink() && is_solution_name(e.path().filename(), target))
       notes.push_back(fmt::format("{} is a symlink (to {}): not taken; a solution is regular files",
                                   e.path().filename().string(), fs::read_symlink(e.path()).string()));
+  uint64_t total = 0;
   for (const auto& f : solution_files(workspace, target)) {
+    struct stat st{};
+    const std::string name = f.filename().string();
+    if (lstat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      notes.push_back(name + " is not a regular file: not taken");
+      continue;
+    }
+    const uint64_t apparent = static_cast<uint64_t>(st.st_size), allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+    if (apparent > allocated + limits.max_hole_bytes) {
+      notes.push_back(fmt::format("{} is a sparse file ({} bytes long, {} bytes allocated): not taken; a solution is "
+                                  "ordinary source files",
+                                  name, apparent, allocated));
+      continue;
+    }
+    if (apparent > limits.max_file_bytes) {
+      notes.push_back(fmt::format("{} is {} bytes, over the limit of {} bytes for one solution file: not taken", name,
+                                  apparent, limits.max_file_bytes));
+      continue;
+    }
+    if (total + apparent > limits.max_total_bytes) {
+      notes.push_back(fmt::format("{} ({} bytes) would take the solution over its limit of {} bytes in all: not taken",
+                                  name, apparent, limits.max_total_bytes));
+      continue;
+    }
+    total += apparent;
     fs::copy_file(f, dest / f.filename());
     fs::permissions(dest / f.filename(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }

@@ -49,16 +49,30 @@ Workspace prepare_workspace(const Problem& problem, const WorkspaceOptions& opti
 // and subfolders are not part of it. Sorted.
 std::vector<std::filesystem::path> solution_files(const std::filesystem::path& workspace, const std::string& target);
 
-// Copies the solution files into `dest` (created, must not exist). Returns one line per top-level
-// entry that was left out because it is a symlink to something else, so the record says why a
-// file the agent wrote is missing.
+// What copy_solution takes: a kernel's sources are kilobytes, so these limits leave room for
+// generated tables and headers while refusing what only costs kbench (a 2 GB sparse file costs an
+// agent a few MB of disk, and kbench a full 2 GB copy). Recorded in run.json.
+struct SolutionLimits {
+  uint64_t max_file_bytes = 4ull << 20;    // apparent size of one file
+  uint64_t max_total_bytes = 16ull << 20;  // apparent size of all files together
+  // A file whose apparent size exceeds its allocated blocks by more than this is sparse: refused.
+  uint64_t max_hole_bytes = 64ull << 10;
+};
+
+// Copies the solution files into `dest` (created, must not exist), each read once and never a
+// file beyond `limits` (whose size is taken before reading: a sparse or huge file is never read).
+// Returns one line per top-level entry that was left out -- a symlink to something else, a sparse
+// file, a file over a size limit -- so the record says why a file the agent wrote is missing.
 std::vector<std::string> copy_solution(const std::filesystem::path& workspace, const std::string& target,
-                                       const std::filesystem::path& dest);
+                                       const std::filesystem::path& dest, const SolutionLimits& limits = {});
 
 // The pieces, exposed for tests.
 std::string starter_solution(const Problem& p, const std::string& target);
 std::string interface_readme(const Problem& p, const std::string& target);
+// library_path: folders of kbench's own shared libraries put on LD_LIBRARY_PATH (core/bwrap.h's
+// runtime_library_path()), empty when they are all in the system folders.
 std::string wrapper_script(const Problem& p, const std::string& target, const std::filesystem::path& kbench_binary,
-                           const std::filesystem::path& private_dir, const std::filesystem::path& workspace);
+                           const std::filesystem::path& private_dir, const std::filesystem::path& workspace,
+                           const std::string& library_path = {});
 
 }  // namespace kb

@@ -42,6 +42,7 @@ void register_gateway_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_annotate_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_dump_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_agent_loop_command(CLI::App& app, int& exit_code);
+void register_results_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_site_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 
 }  // namespace kb::cli

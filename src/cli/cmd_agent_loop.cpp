@@ -10,6 +10,7 @@
 
 #include "agent/loop/agent_loop.h"
 #include "cli/app.h"
+#include "cli/option_checks.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -68,11 +69,13 @@ void register_agent_loop_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--model", c->model, "The model name the endpoint serves")->required();
   cmd->add_option("--prompt-file", c->prompt_file, "The task")->required();
   cmd->add_option("--workspace", c->workspace, "Where the tools work")->capture_default_str();
-  cmd->add_option("--max-turns", c->max_turns, "Model calls it may make")->capture_default_str();
+  cmd->add_option("--max-turns", c->max_turns, "Model calls it may make")->check(whole_in(1, 100000, "model calls"))->capture_default_str();
   cmd->add_option("--effort", c->effort, "reasoning_effort to ask for (low, medium, high...)");
   cmd->add_option("--base-url", c->base_url, "The endpoint's base URL (default: $OPENAI_BASE_URL)");
   cmd->add_option("--api-key-env", c->api_key_env, "Environment variable holding the API key")->capture_default_str();
-  cmd->add_option("--command-timeout", c->command_timeout_s, "Seconds one bash command or check may run")->capture_default_str();
+  cmd->add_option("--command-timeout", c->command_timeout_s, "Seconds one bash command or check may run")
+      ->check(number_in(1, 86400, "seconds"))
+      ->capture_default_str();
   cmd->callback([c, &exit_code] { exit_code = run_agent_loop_command(*c); });
 }
 

@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "core/json_text.h"
 #include "cli/app.h"
 #include "eval/hand_annotation.h"
 
@@ -37,7 +38,7 @@ void register_annotate_command(CLI::App& app, GlobalOptions& g, int& exit_code) 
     }
     const HandAnnotationCheck c = validate_hand_annotation(file, run_dir);
     if (g.json) {
-      std::cout << to_json(c).dump(2) << "\n";
+      std::cout << kb::json_text(to_json(c)) << "\n";
     } else {
       for (const auto& i : c.issues)
         std::cout << fmt::format("{}: {}{}\n", i.file, i.field.empty() ? "" : i.field + ": ", i.message);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "core/json_text.h"
 #include "cli/app.h"
 #include "target/target.h"
 
@@ -115,7 +116,7 @@ void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code) 
     // measure = true: this command is where a GPU's own measurement is made (and cached).
     Ceilings c = t->ceilings(g.hardware_dir, *refresh, /*measure=*/true);
     if (g.json)
-      std::cout << to_json(c).dump(2) << "\n";
+      std::cout << kb::json_text(to_json(c)) << "\n";
     else if (c.measured)
       print_measured_only(c);
     else

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "core/json_text.h"
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
 #include "core/tensor.h"
@@ -101,7 +102,7 @@ void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
     if (g.json) {
       json j = json::array();
       for (const auto& p : deck) j.push_back(problem_json(p));
-      std::cout << j.dump(2) << "\n";
+      std::cout << kb::json_text(j) << "\n";
     } else {
       std::cout << fmt::format("{:<18} {:<12} {:<8} {:<11} {}\n", "problem", "level", "regime", "targets", "shapes");
       for (const auto& p : deck) {
@@ -122,7 +123,7 @@ void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
     resolve_defaults(g);
     Problem p = find_problem(g, *problem);
     if (g.json)
-      std::cout << problem_json(p).dump(2) << "\n";
+      std::cout << kb::json_text(problem_json(p)) << "\n";
     else
       print_problem(p);
     exit_code = kExitPass;

@@ -8,7 +8,9 @@
 #include <iostream>
 #include <set>
 
+#include "core/json_text.h"
 #include "cli/app.h"
+#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
 #include "core/safetensors.h"
 #include "core/version.h"
@@ -112,7 +114,7 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
     json tensors = json::array();
     for (const auto& t : file.tensors)
       tensors.push_back({{"name", t.name}, {"dtype", safetensors_dtype(t.dtype)}, {"shape", t.shape}});
-    std::cout << json{{"file", c.out.string()}, {"metadata", file.metadata}, {"tensors", tensors}}.dump(2) << "\n";
+    std::cout << kb::json_text(json{{"file", c.out.string()}, {"metadata", file.metadata}, {"tensors", tensors}}) << "\n";
     return kExitPass;
   }
   std::cout << fmt::format("{}: {} shape {} ({}), seed {}, weights seed {}, rows {}\n", c.out.string(), p.name, c.shape,
@@ -133,9 +135,13 @@ void register_dump_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_global_options(*cmd, g);
   cmd->add_option("PROBLEM", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("--out", c->out, "The .safetensors file to write")->required();
-  cmd->add_option("--shape", c->shape, "Shape index, as `kbench show PROBLEM` numbers them")->capture_default_str();
-  auto* seed = cmd->add_option("--seed", c->seed, "Seed of the inputs (default: the problem's first check seed)");
-  auto* weights_seed = cmd->add_option("--weights-seed", c->weights_seed, "Seed of the weights (default: --seed)");
+  cmd->add_option("--shape", c->shape, "Shape index, as `kbench show PROBLEM` numbers them")
+      ->check(whole_in(0, 1000000, "(a shape index)"))
+      ->capture_default_str();
+  auto* seed = cmd->add_option("--seed", c->seed, "Seed of the inputs (default: the problem's first check seed)")
+                   ->check(whole_in(0, INT64_MAX, "(a seed)"));
+  auto* weights_seed = cmd->add_option("--weights-seed", c->weights_seed, "Seed of the weights (default: --seed)")
+                           ->check(whole_in(0, INT64_MAX, "(a seed)"));
   cmd->add_option("--rows", c->rows, "Compute the expected outputs of these rows only (comma-separated; others NaN)")
       ->delimiter(',');
   cmd->callback([c, &g, &exit_code, seed, weights_seed] {

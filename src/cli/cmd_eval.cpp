@@ -5,10 +5,14 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/json_text.h"
 #include "cli/app.h"
+#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
 #include "cli/report.h"
 #include "eval/evaluator.h"
+#include "eval/worker_sandbox.h"
+#include "store/atomic_file.h"
 #include "target/ceilings.h"
 
 namespace kb::cli {
@@ -25,7 +29,9 @@ struct EvalCommand {
   std::vector<uint64_t> seeds;
   bool no_secret = false;
   bool no_sandbox = false;
+  bool in_agent_sandbox = false;
   bool samples = false;
+  bool force = false;
   EvalOptions options;
 };
 
@@ -36,22 +42,19 @@ std::string timestamp() {
   return buf;
 }
 
-// Writes the file through a temporary and a rename, so a reader never sees half a result.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
 int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
   if (!fs::is_directory(c.solution)) throw UsageError("solution folder " + c.solution.string() + " does not exist");
   EvalOptions& o = c.options;
+  // The re-checked timed calls are drawn from the samples: fewer samples than re-checks would leave
+  // the worker unable to re-check what the parent asked for (and fail an honest solution).
+  if (mode != "check" && o.timing.max_samples < static_cast<size_t>(o.timing.rechecks))
+    throw UsageError(fmt::format("--max-samples {} is below --rechecks {}: the re-checked timed calls are drawn from the "
+                                 "samples; raise --max-samples or lower --rechecks",
+                                 o.timing.max_samples, o.timing.rechecks));
+  if (mode != "check" && o.timing.min_samples > o.timing.max_samples)
+    throw UsageError(fmt::format("--min-samples {} is above --max-samples {}", o.timing.min_samples, o.timing.max_samples));
   o.check = mode != "bench";
   o.bench = mode != "check";
   o.target = c.target;
@@ -59,20 +62,40 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   o.seeds = c.seeds;
   o.secret = !c.no_secret;
   o.sandbox = !c.no_sandbox;
+  o.isolate = !c.no_sandbox;
+  if (o.isolate && c.in_agent_sandbox) {
+    // The agent's own ./kbench check, inside the agent's sandbox: where a sandbox cannot be made
+    // inside that one (bwrap nested as root), the solution runs in the agent's sandbox alone. The
+    // official verdict of `kbench run` is made outside, in a sandbox of its own.
+    if (const BwrapProbe probe = probe_worker_sandbox(); !probe.ok) {
+      o.isolate = false;
+      o.no_isolation_reason = "inside the agent's sandbox, where the evaluation sandbox cannot be nested: " + probe.error;
+    }
+  }
   o.hardware_dir = g.hardware_dir;
   o.build_dir = kbench_cache_dir() / "build";
-  if (c.out.empty())
+  if (c.out.empty()) {
     c.out = mode == "eval" ? fs::path("kbench-results") / fmt::format("{}-{}-{}", p.name, fs::absolute(c.solution).lexically_normal().filename().string(), timestamp())
                            : kbench_cache_dir() / "last" / p.name;
+    // Two evaluations in the same second get folders of their own.
+    const fs::path first = c.out;
+    for (int n = 2; mode == "eval" && fs::exists(c.out / "result.json"); ++n) c.out = first.string() + fmt::format("-{}", n);
+  } else if (mode == "eval" && fs::exists(c.out / "result.json") && !c.force) {
+    // A recorded verdict (perhaps an agent run's) is never replaced by another evaluation's.
+    throw UsageError(fmt::format("--out {}: it already holds a result.json; pick another folder, or add --force to replace it",
+                                 c.out.string()));
+  }
+  if (fs::exists(c.out) && !fs::is_directory(c.out))
+    throw UsageError(fmt::format("--out {}: not a folder", c.out.string()));
   o.work_dir = c.out;
   fs::create_directories(o.work_dir);
   const bool tty = stderr_is_terminal();
   if (!g.json) o.progress = [tty](const std::string& s) { std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n"; };
   EvalResult r = evaluate(p, c.solution, o);
   const auto j = to_json(r, true);
-  if (mode == "eval") write_atomically(c.out / "result.json", j.dump(2) + "\n");
+  if (mode == "eval") write_file_atomically(c.out / "result.json", kb::json_text(j) + "\n");
   if (g.json) {
-    std::cout << to_json(r, c.samples).dump(2) << "\n";
+    std::cout << kb::json_text(to_json(r, c.samples)) << "\n";
   } else {
     print_result(std::cout, r, stdout_is_terminal());
     if (mode == "eval") std::cout << "  result  " << (c.out / "result.json").string() << "\n";
@@ -80,7 +103,8 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   }
   if (r.verdict == "pass") return kExitPass;
   if (r.verdict == "fail") return kExitFail;
-  return r.failure == "unsupported_target" || r.failure == "bad_shape" ? kExitUsage : kExitInternal;
+  return r.failure == "unsupported_target" || r.failure == "bad_shape" || r.failure == "no_sandbox" ? kExitUsage
+                                                                                                     : kExitInternal;
 }
 
 void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std::string& mode, const std::string& help) {
@@ -90,36 +114,56 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
   cmd->add_option("PROBLEM", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("SOLUTION_DIR", c->solution, "Folder holding solution.cu / solution.cpp")->required();
   cmd->add_option("--target", c->target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
-  cmd->add_option("--shape", c->shapes, "Only these shape indices (repeatable)");
+  cmd->add_option("--shape", c->shapes, "Only these shape indices (repeatable)")->check(whole_in(0, 1000000, "(a shape index)"));
   cmd->add_option("--out", c->out, mode == "eval" ? "Result folder (default kbench-results/<problem>-<solution>-<time>)"
                                                   : "Folder for worker logs (default: the kbench cache)");
+  if (mode == "eval") cmd->add_flag("--force", c->force, "Replace a result.json already in --out");
   cmd->add_option("--timeout", c->options.call_timeout, "Seconds one call may take before the worker is killed")
-      ->transform([](std::string s) { return std::to_string(std::stoll(s) * 1000); })
+      ->transform(seconds_as_ms(0.001, 86400))
       ->capture_default_str();
   if (mode != "bench") {
-    cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)");
+    cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)")
+        ->check(whole_in(0, INT64_MAX, "(a seed)"));
     cmd->add_flag("--no-secret", c->no_secret, "Skip the secret seeds (to reproduce a run exactly)");
     cmd->add_flag("--no-sandbox", c->no_sandbox,
-                  "Run the solution without the worker's system-call filter (debugging; a verdict so obtained is "
-                  "not trustworthy)");
+                  "Build and run the solution without its sandbox and the worker's system-call filter (debugging, or "
+                  "a machine without user namespaces; result.json records it, and a verdict so obtained is not "
+                  "trustworthy)");
     cmd->add_option("--repeat-calls", c->options.repeat_calls,
                     "Race check: calls repeated on identical inputs (0 skips the check)")
-        ->check(CLI::Range(0, 64))
+        ->check(whole_in(0, 64, "calls"))
         ->capture_default_str();
   }
+  if (mode == "bench")
+    cmd->add_flag("--no-sandbox", c->no_sandbox,
+                  "Build and run the solution without its sandbox and the worker's system-call filter (result.json "
+                  "records it)");
+  cmd->add_flag("--in-agent-sandbox", c->in_agent_sandbox,
+                "Set by an agent workspace's ./kbench: inside the agent's sandbox, judge without the evaluation sandbox "
+                "where it cannot be nested");
   if (mode != "check") {
     TimingPolicy& t = c->options.timing;
-    cmd->add_option("--max-time", t.max_seconds, "Seconds of sampling per shape before stopping")->capture_default_str();
-    cmd->add_option("--min-samples", t.min_samples, "Cold samples before the noise target may stop sampling")->capture_default_str();
-    cmd->add_option("--max-samples", t.max_samples, "Stop after this many samples")->capture_default_str();
-    cmd->add_option("--noise", t.target_rel_stdev, "Stop when stdev/mean of the samples falls to this")->capture_default_str();
-    cmd->add_option("--warmup", t.warmup_seconds, "Seconds of warm-up calls before sampling")->capture_default_str();
+    cmd->add_option("--max-time", t.max_seconds, "Seconds of sampling per shape before stopping")
+        ->check(number_in(0.001, 86400, "seconds"))
+        ->capture_default_str();
+    cmd->add_option("--min-samples", t.min_samples, "Cold samples before the noise target may stop sampling")
+        ->check(whole_in(1, 10000000, "samples"))
+        ->capture_default_str();
+    cmd->add_option("--max-samples", t.max_samples, "Stop after this many samples")
+        ->check(whole_in(1, 10000000, "samples"))
+        ->capture_default_str();
+    cmd->add_option("--noise", t.target_rel_stdev, "Stop when stdev/mean of the samples falls to this")
+        ->check(number_in(0, 1, "(stdev/mean)"))
+        ->capture_default_str();
+    cmd->add_option("--warmup", t.warmup_seconds, "Seconds of warm-up calls before sampling")
+        ->check(number_in(0, 60, "seconds"))
+        ->capture_default_str();
     cmd->add_option("--rechecks", t.rechecks, "Timed calls whose outputs are re-checked in secret (0 skips them)")
-        ->check(CLI::Range(0, 1000))
+        ->check(whole_in(0, 1000, "re-checks"))
         ->capture_default_str();
     cmd->add_option("--tail-checks", t.tail_checks,
                     "Device-wide cross-checks for work left running (the fallback when CUPTI is unavailable)")
-        ->check(CLI::Range(0, 1000))
+        ->check(whole_in(0, 1000, "checks"))
         ->capture_default_str();
     cmd->add_flag("--samples", c->samples, "Include every sample in --json output");
     cmd->add_flag("--no-baseline{false}", c->options.baseline,
@@ -127,6 +171,9 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-blocking-kernel{false}", t.blocking_kernel,
                   "cuda: do not hold the stream with a blocking kernel (needed under Nsight Compute; launch overhead "
                   "then enters the samples)");
+    cmd->add_flag("--no-perturb{false}", t.perturb,
+                  "Time every call on its input set as generated, not perturbed (to measure what the perturbation "
+                  "costs; a result so obtained does not rule out a result cache)");
   }
   cmd->callback([c, &g, &exit_code, mode] { exit_code = run(mode, *c, g); });
 }

@@ -5,9 +5,11 @@
 
 #include <iostream>
 
+#include "core/json_text.h"
 #include "agent/gateway/gateway.h"
 #include "agent/gateway/prices.h"
 #include "cli/app.h"
+#include "cli/option_checks.h"
 #include "store/atomic_file.h"
 
 namespace kb::cli {
@@ -60,7 +62,7 @@ int run_gateway(GatewayCommand& c, GlobalOptions& g) {
     throw UsageError(e.what());
   }
   if (g.json)
-    std::cout << json{{"url", gw->base_url()}, {"port", gw->port()}, {"log", o.log_file.string()}}.dump() << std::endl;
+    std::cout << kb::json_text(json{{"url", gw->base_url()}, {"port", gw->port()}, {"log", o.log_file.string()}}, -1) << std::endl;
   else
     std::cout << fmt::format("kbench gateway ({}) listening on {}\n  log {}\n",
                              o.mode == gateway::GatewayOptions::Mode::replay ? "replay " + o.replay_file.string()
@@ -71,7 +73,7 @@ int run_gateway(GatewayCommand& c, GlobalOptions& g) {
   sigwait(&set, &sig);
   gw->stop();
   const json summary = gateway::usage_summary(o.log_file);
-  if (!c.usage_file.empty()) write_file_atomically(c.usage_file, summary.dump(2) + "\n");
+  if (!c.usage_file.empty()) write_file_atomically(c.usage_file, kb::json_text(summary) + "\n");
   std::cerr << fmt::format("kbench gateway: stopped (signal {}); {} exchanges, {} tokens, ${:.6f}{}\n", sig,
                            summary["exchanges"].get<int64_t>(), summary["total_tokens"].get<int64_t>(),
                            summary["cost_usd"].get<double>(), summary["cost_complete"].get<bool>() ? "" : " (some exchanges unpriced)");
@@ -90,14 +92,16 @@ void register_gateway_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--usage", c->usage_file, "Write the usage totals (usage.json) here when stopped");
   cmd->add_option("--prices", c->o.prices_file,
                   "Price table (TOML, $/Mtok per model with sources; default: $KBENCH_PRICES or prices/models.toml)");
-  cmd->add_option("--max-tokens", c->max_tokens, "Budget: refuse requests (HTTP 429) once this many tokens are used");
-  cmd->add_option("--max-cost", c->max_cost, "Budget: refuse requests (HTTP 429) once this many dollars are spent");
+  cmd->add_option("--max-tokens", c->max_tokens, "Budget: refuse requests (HTTP 429) once this many tokens are used")
+      ->check(whole_in(1, 1000000000000, "tokens"));
+  cmd->add_option("--max-cost", c->max_cost, "Budget: refuse requests (HTTP 429) once this many dollars are spent")
+      ->check(number_in(0.000001, 1000000, "USD"));
   cmd->add_option("--openrouter-providers", c->provider_order,
                   "Forward mode: pin OpenRouter providers, comma-separated (provider.order, allow_fallbacks false)");
   cmd->add_option("--upstream-key-env", c->o.upstream_key_env,
                   "Forward mode: environment variable with the upstream API key (replaces the client's key)");
   cmd->add_option("--host", c->o.host, "Address to listen on")->capture_default_str();
-  cmd->add_option("--port", c->o.port, "Port (0: a free one, printed)")->capture_default_str();
+  cmd->add_option("--port", c->o.port, "Port (0: a free one, printed)")->check(whole_in(0, 65535, "(a TCP port)"))->capture_default_str();
   cmd->callback([c, &g, &exit_code] { exit_code = run_gateway(*c, g); });
 }
 

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/json_text.h"
 #include "agent/agent_run.h"
 #include "agent/budget.h"
 #include "cli/app.h"
+#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
 #include "cli/report.h"
 #include "store/run_dir.h"
@@ -24,6 +26,7 @@ struct RunCommand {
   std::string grace = "10s";
   bool no_sandbox = false;
   bool no_network = false;
+  std::string sweep_cell;
   RunRequest request;
 };
 
@@ -41,6 +44,10 @@ int run_run(RunCommand& c, GlobalOptions& g) {
     r.grace = parse_duration(c.grace);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--budget/--grace: ") + e.what());
+  }
+  if (!c.sweep_cell.empty()) {
+    r.sweep_cell = json::parse(c.sweep_cell, nullptr, false);
+    if (r.sweep_cell.is_discarded() || !r.sweep_cell.is_object()) throw UsageError("--sweep-cell: expected a JSON object");
   }
   r.sandbox = !c.no_sandbox;
   r.network = !c.no_network;
@@ -71,7 +78,7 @@ int run_run(RunCommand& c, GlobalOptions& g) {
   if (g.json) {
     json j = {{"run_dir", o.dir.string()}, {"status", o.status}};
     if (o.result) j["result"] = to_json(*o.result, false);
-    std::cout << j.dump(2) << "\n";
+    std::cout << kb::json_text(j) << "\n";
   } else {
     if (o.result) print_result(std::cout, *o.result, stdout_is_terminal());
     std::cout << fmt::format("  run     {}  ({})\n", o.dir.string(), o.status);
@@ -99,14 +106,18 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--target", r.target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_option("--budget", c->budget, "Wall-clock time the agent has: 45m, 90s, 1h30m")->capture_default_str();
   cmd->add_option("--grace", c->grace, "After the budget, time between SIGTERM and SIGKILL")->capture_default_str();
-  cmd->add_option("--trial", r.trial, "Trial number (part of the run directory's name)")->capture_default_str();
+  cmd->add_option("--trial", r.trial, "Trial number (part of the run directory's name)")
+      ->check(whole_in(0, 1000000, "(a trial number)"))
+      ->capture_default_str();
   cmd->add_option("--runs-dir", r.runs_dir, "Where run directories go")->capture_default_str();
   cmd->add_option("--effort", r.effort, "Reasoning effort passed to the agent (recorded)");
   cmd->add_option("--command", r.adapter_options.command,
                   "generic agent: shell command run in the workspace; may use {prompt_file}, {workspace}, {model}");
   cmd->add_option("--agent-bin", r.adapter_options.agent_bin,
                   "The agent CLI to run (default: the one scripts/setup --agents installed, else PATH's)");
-  cmd->add_option("--max-turns", r.adapter_options.max_turns, "kbench agent: model calls it may make")->capture_default_str();
+  cmd->add_option("--max-turns", r.adapter_options.max_turns, "kbench agent: model calls it may make")
+      ->check(whole_in(1, 100000, "model calls"))
+      ->capture_default_str();
   cmd->add_option("--ro-bind", r.adapter_options.read_only,
                   "Extra absolute path the agent's command needs, bound read-only into the sandbox (repeatable)");
   cmd->add_flag("--no-sandbox", c->no_sandbox, "Run the agent without the bubblewrap sandbox (recorded in run.json)");
@@ -115,10 +126,17 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "Put the model gateway between the agent and its model: replay:FILE (a script, no network) or forward:URL");
   cmd->add_option("--gateway-prices", r.gateway_prices,
                   "Price table for the gateway's cost figures (TOML; default: $KBENCH_PRICES or prices/models.toml)");
-  cmd->add_option("--gateway-max-tokens", r.gateway_max_tokens, "Token budget the gateway enforces (HTTP 429 beyond it)");
-  cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)");
+  cmd->add_option("--gateway-max-tokens", r.gateway_max_tokens, "Token budget the gateway enforces (HTTP 429 beyond it)")
+      ->check(whole_in(1, 1000000000000, "tokens"));
+  cmd->add_option("--gateway-max-cost", r.gateway_max_cost_usd, "Dollar budget the gateway enforces (HTTP 429 beyond it)")
+      ->check(number_in(0.000001, 1000000, "USD"));
   cmd->add_option("--gateway-key-env", r.gateway_key_env, "forward: environment variable holding the upstream API key");
+  cmd->add_option("--gateway-provider", r.gateway_provider_order,
+                  "forward to OpenRouter: pin this upstream provider, no fallbacks (repeatable: in order)");
   cmd->add_flag("--check-only", r.check_only, "Judge correctness only, without timing (no peak_fraction)");
+  // Set by `kbench sweep` for each cell it runs (docs/sweeps.md).
+  cmd->add_option("--run-name", r.run_name, "The run directory's exact name")->group("Set by kbench sweep");
+  cmd->add_option("--sweep-cell", c->sweep_cell, "JSON kept as run.json's \"sweep\"")->group("Set by kbench sweep");
   cmd->callback([c, &g, &exit_code] { exit_code = run_run(*c, g); });
 }
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "core/json_text.h"
 #include "cli/app.h"
 #include "target/target.h"
 
@@ -19,7 +20,7 @@ void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
       j.push_back({{"target", t->name()}, {"device", t->open_device()->description()}});
     }
     if (g.json) {
-      std::cout << j.dump(2) << "\n";
+      std::cout << kb::json_text(j) << "\n";
     } else {
       for (const auto& t : j) std::cout << fmt::format("{:<6} {}\n", t["target"].get<std::string>(), t["device"].get<std::string>());
     }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "cli/sweep_commands.h"
 #include "core/version.h"
 #include "deck/problem.h"
 #include "target/ceilings.h"
@@ -51,7 +52,23 @@ int main(int argc, char** argv) {
   register_dump_command(app, g, exit_code);
   register_site_command(app, g, exit_code);
   register_agent_loop_command(app, exit_code);
+  register_results_commands(app, g, exit_code);
+  register_sweep_commands(app, g, exit_code);
   register_worker_command(app, exit_code);
+  // CLI11 answers `kbench frobnicate --help` with the top-level help and exit 0; an unknown
+  // command is a usage error whatever follows it.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->check_name(argv[1])) known = true;
+      if (sub->get_name().rfind("__", 0) != 0) names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "kbench: unknown command '" << argv[1] << "' (commands: " << names << "; see kbench --help)\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

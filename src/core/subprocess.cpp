@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,16 +39,25 @@ std::string describe_exit(int status) {
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const std::filesystem::path& cwd) {
+                          const std::filesystem::path& cwd, const std::vector<std::string>* env) {
   if (argv.empty()) throw std::invalid_argument("run_command: empty argv");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   const auto start = std::chrono::steady_clock::now();
+  std::vector<char*> envp;
+  if (env) {
+    for (const auto& e : *env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+  }
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid == 0) {
     // Child: own process group so a timeout kills the whole tree (compiler drivers fork).
     setpgid(0, 0);
+    // Nothing kbench starts outlives it (a killed kbench leaves no compiler or sandbox running).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     int devnull = open("/dev/null", O_RDONLY);
@@ -56,7 +66,8 @@ CommandResult run_command(const std::vector<std::string>& argv, std::chrono::mil
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    execvp(args[0], args.data());
+    if (env) execvpe(args[0], args.data(), envp.data());
+    else execvp(args[0], args.data());
     fprintf(stderr, "cannot run %s: %s\n", args[0], strerror(errno));
     _exit(127);
   }

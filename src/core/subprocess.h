@@ -18,9 +18,10 @@ struct CommandResult {
   double seconds = 0;
 };
 
-// Runs argv[0] (looked up in PATH) with stdout+stderr captured, killing it after `timeout`.
+// Runs argv[0] (looked up in PATH) with stdout+stderr captured, killing it after `timeout`. The
+// command dies with this process. `env`, when given, is its whole environment ("NAME=value").
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          const std::filesystem::path& cwd = {});
+                          const std::filesystem::path& cwd = {}, const std::vector<std::string>* env = nullptr);
 
 // Quote argv for display ("g++ -O3 'a b.cpp'").
 std::string join_command(const std::vector<std::string>& argv);

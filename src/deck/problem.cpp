@@ -11,10 +11,13 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include "core/tensor.h"
 
 namespace kb {
 namespace {
@@ -361,8 +364,9 @@ std::vector<TensorSpec> Loader::load_tensors(const toml::table& top, std::string
   const auto expected = fmt::format("an array of tables ([[{}]] sections)", key);
   const toml::array& a = array_of(*n, std::string(key), expected);
   if (a.empty() && key != "weights") fail(*n, std::string(key), fmt::format("expected at least one [[{}]] section, found none", key));
-  const Keys allowed = output ? Keys{"name", "dtype", "shape", "tolerance", "comparator"}
-                              : Keys{"name", "dtype", "shape", "init"};
+  const Keys allowed = output            ? Keys{"name", "dtype", "shape", "tolerance", "comparator"}
+                       : key == "inputs" ? Keys{"name", "dtype", "shape", "init", "perturb"}
+                                         : Keys{"name", "dtype", "shape", "init"};
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string path = index_path(std::string(key), i);
     const toml::table& t = table_of(*a.get(i), path, expected);
@@ -385,6 +389,14 @@ std::vector<TensorSpec> Loader::load_tensors(const toml::table& top, std::string
       }
     } else if (const toml::node* init = t.get("init")) {
       s.init = load_init(*init, key_path(path, "init"));
+    }
+    if (const toml::node* pert = t.get("perturb")) {
+      constexpr std::string_view kExpected = "\"swap\" (the default: two pairs of elements swapped in every row before "
+                                             "each timed call) or \"none\" (left as generated: indices, offsets, tables "
+                                             "whose structure a swap would break)";
+      const std::string v = string_of(*pert, key_path(path, "perturb"), kExpected);
+      if (v != "swap" && v != "none") mismatch(*pert, key_path(path, "perturb"), kExpected);
+      s.perturb = v == "swap";
     }
     out.push_back(std::move(s));
   }
@@ -493,7 +505,22 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
       mismatch(*d, "policy.determinism", "\"bitwise\" or \"tolerance\"");
     p.bitwise_deterministic = v->get() == "bitwise";
   }
-  if (const toml::node* f = t.get("forbidden")) p.forbidden = strings_of(*f, "policy.forbidden");
+  if (const toml::node* f = t.get("forbidden")) {
+    p.forbidden = strings_of(*f, "policy.forbidden");
+    // Every pattern must be a valid regex: one that silently became something else (a literal)
+    // once branded honest solutions reward_hack.
+    for (size_t i = 0; i < p.forbidden.size(); ++i) {
+      try {
+        (void)std::regex(p.forbidden[i], std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        const toml::node& at = f->as_array() && i < f->as_array()->size() ? *f->as_array()->get(i) : *f;
+        fail(at, fmt::format("policy.forbidden[{}]", i),
+             fmt::format("'{}' is not a valid ECMAScript regex ({}); escape its special characters (\\. \\( \\[) to "
+                         "match them literally",
+                         p.forbidden[i], e.what()));
+      }
+    }
+  }
   if (const toml::node* r = t.get("required_instructions")) {
     const std::string path = "policy.required_instructions";
     for (const auto& [arch, list] : table_of(*r, path, "a table of arch = [SASS classes], e.g. { sm_90a = [\"QGMMA\"] }")) {
@@ -573,6 +600,11 @@ Problem Loader::load(const toml::table& top, const fs::path& dir, const std::str
   p.inputs = load_tensors(top, "inputs", false, p);
   p.weights = load_tensors(top, "weights", false, p);
   p.outputs = load_tensors(top, "outputs", true, p);
+  // A timed call must differ from every call before it (core/perturb.h): some input has to change.
+  if (std::none_of(p.inputs.begin(), p.inputs.end(), [](const TensorSpec& t) { return t.perturb; }))
+    fail(*top.get("inputs"), "inputs",
+         "every input has perturb = \"none\": at least one input must be perturbed before each timed call, or a "
+         "solution could replay cached outputs (docs/problem-format.md, \"perturb\")");
   // Tensors are matched to solution arguments and init overrides by name, across all three lists.
   std::map<std::string, std::string> seen;  // name -> key path of first use
   for (auto [key, list] : tensor_lists(p))
@@ -643,6 +675,15 @@ std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase&
                                   file, path, t.shape[d].text(), number_text(v), where));
     out.push_back(static_cast<int64_t>(v));
   }
+  // The element count in checked arithmetic: batch = vocab = 2^32 once wrapped to 0 and crashed
+  // kbench later. 2^38 elements (1 TiB of fp32) is beyond any machine kbench judges on.
+  constexpr int64_t kMaxElements = int64_t{1} << 38;
+  int64_t n = 1;
+  for (int64_t d : out)
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
+      throw SpecError(fmt::format("{}: {}.shape: {} {} has more than 2^38 elements for {}: too large for kbench to hold; "
+                                  "choose smaller dims",
+                                  file, tensor_key(*this, t), t.name, shape_string(out), where));
   return out;
 }
 

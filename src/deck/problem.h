@@ -49,6 +49,10 @@ struct TensorSpec {
   InitSpec init;            // inputs and weights only
   Tolerance tolerance;      // outputs only (at least one criterion required)
   std::string comparator;   // outputs only: a named comparator instead of elementwise values; empty = values
+  // Inputs only: whether timed calls see this input perturbed (core/perturb.h: two pairs of
+  // elements swapped in every row of the innermost dimension). "perturb" key; default true
+  // ("swap"); false ("none") for indices, offsets and tables that a swap would make invalid.
+  bool perturb = true;
 };
 
 struct ShapeCase {

@@ -21,9 +21,12 @@
 #include "eval/comparator.h"
 #include "eval/expected.h"
 #include "eval/gpu_work.h"
+#include "eval/perturbation.h"
+#include "eval/recheck_reservoir.h"
 #include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
+#include "eval/worker_sandbox.h"
 #include "target/compile.h"
 #include "target/target.h"
 
@@ -61,16 +64,21 @@ decltype(auto) timed(double& seconds, F&& f) {
 // oracle's expected outputs. None of this is ever sent to the worker.
 struct Case {
   uint64_t seed = 0;
+  // A timed call's case: the inputs of `seed` perturbed as timed call `call` was (perturbation.h).
+  std::optional<std::pair<uint64_t, uint64_t>> perturbed;  // (secret, call)
   std::vector<uint64_t> input_hashes;
   std::vector<std::vector<double>> expected;
   std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
 };
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
-               uint64_t hash_key, const Target* target) {
+               uint64_t hash_key, const Target* target,
+               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
   Case c;
   c.seed = seed;
+  c.perturbed = perturbed;
   auto inputs = generate_inputs(p, shape, seed);
+  if (perturbed) perturb_host_inputs(p, inputs, perturbed->first, perturbed->second);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
   c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
   if (uses_comparator(p)) c.inputs = std::move(inputs);
@@ -193,7 +201,7 @@ class ShapeRun {
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
     try {
-      WorkerProcess w(args_, log, o_.call_timeout);
+      WorkerProcess w(args_, log, o_.call_timeout, o_.isolate);
       hash_key_ = fresh_secret();
       weights_seed_ = fresh_secret();
       const int rc = timed(r_.seconds.setup, [&] {
@@ -233,15 +241,21 @@ class ShapeRun {
   }
 
   // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
-  Case new_case(uint64_t seed) {
-    return timed(r_.seconds.expected, [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_); });
+  Case new_case(uint64_t seed, std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
+    return timed(r_.seconds.expected,
+                 [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_, perturbed); });
   }
 
   // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
   // poisoned, downloaded and re-fingerprinted), judged into `sc`; the reply is returned for what
   // else it carries (the GPU work).
   Message checked_call(WorkerProcess& w, const Case& c, SeedCheck& sc) {
-    Message m = timed(r_.seconds.worker, [&] { return w.request({{"op", "check"}, {"seed", c.seed}}, o_.call_timeout); });
+    json req = {{"op", "check"}, {"seed", c.seed}};
+    if (c.perturbed) {
+      req["perturb_secret"] = c.perturbed->first;
+      req["perturb_call"] = c.perturbed->second;
+    }
+    Message m = timed(r_.seconds.worker, [&] { return w.request(req, o_.call_timeout); });
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);
     sc.seed = c.seed;
@@ -307,7 +321,7 @@ class ShapeRun {
   // inputs with nothing before them, as `kbench check --seed` would see it.
   SeedCheck clean_start_check(const Case& c) {
     say("a timed call was wrong: re-running its inputs on a fresh worker");
-    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), o_.call_timeout);
+    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), o_.call_timeout, o_.isolate);
     SeedCheck sc;
     sc.seed = c.seed;
     sc.secret = true;
@@ -379,72 +393,61 @@ class ShapeRun {
 
   bool bench(WorkerProcess& w, const Target& target, const Ceilings& ceil) {
     const TimingPolicy& pol = o_.timing;
-    std::vector<Case> sets;
+    // The input sets the timed calls rotate over, each of a fresh secret seed, and the secrets that
+    // perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
     json seeds = json::array();
-    for (int i = 0; i < std::max(1, pol.input_sets); ++i) {
-      sets.push_back(new_case(fresh_secret()));
-      seeds.push_back(sets.back().seed);
-    }
-    // Which timed calls get re-checked is the parent's secret: random iterations among the ones
-    // that always run (the first min_samples).
-    std::mt19937_64 rng(fresh_secret());
-    std::set<size_t> recheck;
-    const size_t horizon = std::max<size_t>(pol.min_samples, 1);
-    while (recheck.size() < std::min<size_t>(static_cast<size_t>(std::max(pol.rechecks, 0)), horizon))
-      recheck.insert(rng() % horizon);
-    // Each re-checked call runs on fresh inputs (a secret seed of its own) written into the buffers
-    // of the rotating set whose turn it is: a result cached per input address is stale there.
-    std::map<uint64_t, Case> recheck_cases;
-    json recheck_seeds = json::array();
-    for (size_t i = 0; i < recheck.size(); ++i) {
-      Case c = new_case(fresh_secret());
-      recheck_seeds.push_back(c.seed);
-      recheck_cases.emplace(c.seed, std::move(c));
-    }
+    for (int i = 0; i < std::max(1, pol.input_sets); ++i) seeds.push_back(fresh_secret());
+    const uint64_t perturb_secret = fresh_secret();
+    const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
     const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
         1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
     Message m = timed(r_.seconds.worker, [&] {
-      return w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)},
-                        {"recheck_iterations", std::vector<size_t>(recheck.begin(), recheck.end())},
-                        {"recheck_seeds", recheck_seeds}},
+      return w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"perturb", pol.perturb},
+                        {"perturb_secret", perturb_secret}, {"reservoir_seed", reservoir.seed()},
+                        {"rechecks", std::max(pol.rechecks, 0)}},
                        budget);
     });
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
-    size_t off = 0;
-    // Every iteration the parent chose must come back re-checked, on the seed it chose for it.
-    std::set<size_t> got;
-    for (const auto& rc : m.header.at("rechecked")) got.insert(rc.at("iteration").get<size_t>());
-    if (got != recheck)
-      return fail(reason::channel_forged, "the timing reply does not re-check the calls kbench asked for: it did not "
+    // Every call the reservoir holds after the calls that ran must come back re-checked, and no other.
+    const uint64_t calls = m.header.at("timed_calls");
+    const std::vector<uint64_t> expected_calls = reservoir.sample_after(calls);
+    const json& rechecked = m.header.at("rechecked");
+    bool same = rechecked.size() == expected_calls.size();
+    for (size_t k = 0; same && k < expected_calls.size(); ++k)
+      same = rechecked[k].at("iteration").get<uint64_t>() == expected_calls[k] &&
+             rechecked[k].at("set").get<size_t>() == expected_calls[k] % seeds.size();
+    if (!same)
+      return fail(reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
                                           "come from kbench's worker code");
-    for (const auto& rc : m.header.at("rechecked")) {
-      const uint64_t seed = rc.at("seed");
-      if (!recheck_cases.count(seed))
-        return fail(reason::channel_forged, "the timing reply re-checks a seed kbench never sent");
+    size_t off = 0;
+    for (const auto& rc : rechecked) {
+      const uint64_t it = rc.at("iteration");
+      const size_t set = rc.at("set");
+      std::optional<std::pair<uint64_t, uint64_t>> perturbed;
+      if (pol.perturb) perturbed = std::make_pair(perturb_secret, it);
+      const Case c = new_case(seeds.at(set).get<uint64_t>(), perturbed);
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge(recheck_cases.at(seed), 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs,
-            rc.at("settled").get<bool>(), sc);
+      judge(c, 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs, rc.at("settled").get<bool>(), sc);
       if (!sc.pass) {
-        const size_t it = rc.at("iteration");
-        const size_t set = it % sets.size();
         if (sc.failure == reason::input_modified || sc.failure == reason::weights_modified ||
             sc.failure == reason::output_changed_after_return)
           return fail(sc.failure.c_str(), fmt::format("timed call {} (input set {}): {}", it, set, sc.message));
         // A wrong result is a cache (or deferred, or timing-dependent work) only if the solution
         // gets these inputs right from a clean start; otherwise it is simply wrong on inputs the
         // checks did not happen to draw (a rare tie, an edge case), and says so.
-        const SeedCheck clean = clean_start_check(recheck_cases.at(seed));
+        const SeedCheck clean = clean_start_check(c);
         if (!clean.pass)
           return fail(clean.failure.c_str(),
-                      fmt::format("secret seed of timed call {}, wrong there and again on a fresh worker (kb_setup, "
+                      fmt::format("secret inputs of timed call {}, wrong there and again on a fresh worker (kb_setup, "
                                   "then one call of these inputs): {}", it, clean.message));
         return fail(reason::timed_output_wrong,
-                    fmt::format("timed call {} (input set {}) gave a wrong result, while a fresh worker (kb_setup, then "
-                                "one call of the same inputs) gets it right: results must not be cached, deferred or "
-                                "depend on the calls before: {}", it, set, sc.message));
+                    fmt::format("timed call {} (input set {}, perturbed in every row as every timed call is) gave a "
+                                "wrong result, while a fresh worker (kb_setup, then one call of the same inputs) gets it "
+                                "right: results must not be cached, deferred or depend on the calls before: {}",
+                                it, set, sc.message));
       }
     }
     TimingRecord t;
@@ -552,6 +555,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
   r.regime = std::string(regime_name(p.regime));
   r.compute_peak_key = p.compute_peak;
   r.memory_peak_key = p.memory_peak;
+  r.sandbox.seccomp = o.sandbox;
+  r.sandbox.reason = o.no_isolation_reason;
   auto finish = [&](const std::string& verdict, std::string failure, std::string message) {
     r.verdict = verdict;
     r.failure = std::move(failure);
@@ -571,6 +576,18 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
     require_generators(p);
     require_comparators(p);
+    // The sandbox first: a machine that cannot make one refuses to judge rather than run the
+    // solution's build and code with kbench's user, environment and files.
+    if (o.isolate) {
+      const BwrapProbe probe = probe_worker_sandbox();
+      if (!probe.ok)
+        return finish("error", "no_sandbox",
+                      probe.error + ". kbench runs the solution's build and code only in a sandbox; pass --no-sandbox "
+                                    "to judge without one (result.json records it)");
+      r.sandbox.enabled = true;
+      r.sandbox.reason.clear();
+      r.sandbox.version = probe.version;
+    }
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 
@@ -584,7 +601,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     }
 
     if (o.progress) o.progress("building " + r.solution_dir);
-    BuildResult b = target->build(solution_dir, o.build_dir, BuildOptions{libraries, p.allowed_libraries});
+    BuildOptions bo{libraries, p.allowed_libraries};
+    bo.sandbox = o.isolate;
+    BuildResult b = target->build(solution_dir, o.build_dir, bo);
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
 
@@ -607,7 +626,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
     if (r.target == "cuda") {
-      r.sass = inspect_sass(b.library);
+      r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(v->verdict, v->failure, v->message);
     }

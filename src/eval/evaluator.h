@@ -31,6 +31,11 @@ struct EvalOptions {
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one
   bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
   bool sandbox = true;                  // the worker's system-call filter after kb_setup
+  // The namespace sandbox (bubblewrap) around the build and the worker: no network, no
+  // environment, no view of kbench's files (eval/worker_sandbox.h, target/build_sandbox.h).
+  // When false, `no_isolation_reason` is recorded in result.json.
+  bool isolate = true;
+  std::string no_isolation_reason = "--no-sandbox was given";
   // The race check: calls repeated on one checked input set, every repeat judged, and under the
   // problem's bitwise determinism policy compared bit for bit (docs/evaluation.md). 0 skips it.
   int repeat_calls = 4;

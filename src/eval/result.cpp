@@ -52,6 +52,8 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"verdict", r.verdict},
       {"failure", r.failure},
       {"message", r.message},
+      {"sandbox", r.sandbox.enabled ? json{{"kind", "bwrap"}, {"version", r.sandbox.version}, {"seccomp", r.sandbox.seccomp}}
+                                    : json{{"kind", "none"}, {"reason", r.sandbox.reason}, {"seccomp", r.sandbox.seccomp}}},
       {"build", {{"ok", r.build.ok}, {"cached", r.build.cached}, {"seconds", r.build.seconds},
                  {"command", r.build.command}, {"library", r.build.library},
                  {"log_excerpt", r.build.log_excerpt}}},

@@ -97,6 +97,14 @@ struct BuildRecord {
   std::string log_excerpt;
 };
 
+// The sandbox the solution's build and worker ran in (eval/worker_sandbox.h).
+struct SandboxRecord {
+  bool enabled = false;
+  std::string version;  // "bubblewrap 0.8.0"
+  std::string reason;   // why there was none
+  bool seccomp = true;  // the worker's system-call filter
+};
+
 struct EvalResult {
   std::string mode;                 // "check" | "bench" | "eval"
   std::string problem;
@@ -107,6 +115,7 @@ struct EvalResult {
   std::string failure;              // the first failure's reason
   std::string message;
   BuildRecord build;
+  SandboxRecord sandbox;
   // What the built library's machine code holds (cuda target; eval/sass.h), null on host.
   std::optional<SassReport> sass;
   std::vector<ShapeResult> shapes;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <regex>
 
+#include "core/bwrap.h"
 #include "core/subprocess.h"
 #include "eval/result.h"
 
@@ -302,7 +303,34 @@ std::optional<fs::path> find_cuobjdump(std::string* looked) {
   return done(std::nullopt);
 }
 
-SassReport inspect_sass(const fs::path& library) {
+namespace {
+
+// cuobjdump parses the solution's library, an untrusted ELF file: with `sandbox` it runs in a
+// bubblewrap sandbox that sees the system, the toolkit and that one file (core/bwrap.h).
+CommandResult run_tool(const std::vector<std::string>& argv, const fs::path& library, bool sandbox) {
+  if (!sandbox) return run_command(argv, kDisassemblerTimeout);
+  BwrapLayout l;
+  l.network = false;
+  l.full_etc = false;
+  l.gpu_devices = false;
+  l.sys = false;
+  std::error_code ec;
+  const fs::path tool = fs::canonical(argv[0], ec);
+  if (!ec && tool.has_parent_path() && !in_sandbox_system_folders(tool)) l.read_only.push_back(tool.parent_path().parent_path());
+  const fs::path lib = fs::absolute(library);
+  l.read_only.push_back(lib);
+  l.clear_env = true;
+  l.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+  std::vector<std::string> cmd = bwrap_command(l, argv);
+  if (const fs::path bwrap = find_program("bwrap"); !bwrap.empty()) cmd[0] = bwrap.string();
+  const char* path = std::getenv("PATH");
+  const std::vector<std::string> env = {std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
+  return run_command(cmd, kDisassemblerTimeout, {}, &env);
+}
+
+}  // namespace
+
+SassReport inspect_sass(const fs::path& library, bool sandbox) {
   SassReport r;
   std::string looked;
   const auto tool = find_cuobjdump(&looked);
@@ -312,7 +340,7 @@ SassReport inspect_sass(const fs::path& library) {
     return r;
   }
   r.tool = tool->string();
-  const CommandResult sass = run_command({r.tool, "-sass", library.string()}, kDisassemblerTimeout);
+  const CommandResult sass = run_tool({r.tool, "-sass", fs::absolute(library).string()}, library, sandbox);
   // cuobjdump exits with 255 and says so for a library without device code: that is a fact, not
   // a failure (the solution defines no kernel).
   if (sass.exit_code != 0 && sass.output.find("does not contain device code") != std::string::npos) {
@@ -328,7 +356,7 @@ SassReport inspect_sass(const fs::path& library) {
   }
   r.listing = parse_cuobjdump_sass(sass.output);
   r.available = true;
-  const CommandResult res = run_command({r.tool, "-res-usage", library.string()}, kDisassemblerTimeout);
+  const CommandResult res = run_tool({r.tool, "-res-usage", fs::absolute(library).string()}, library, sandbox);
   if (res.exit_code == 0 && !res.timed_out) merge_resource_usage(res.output, r.listing);
   else r.note = "cuobjdump -res-usage failed: registers, stack and shared memory are not reported";
   return r;

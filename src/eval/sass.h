@@ -121,7 +121,9 @@ std::optional<std::filesystem::path> find_cuobjdump(std::string* looked = nullpt
 // Disassembles `library` with cuobjdump -sass and -res-usage. Never throws: a missing or failing
 // disassembler gives available = false and a note saying why. A library with no device code
 // ("does not contain device code") is available with no kernels.
-SassReport inspect_sass(const std::filesystem::path& library);
+// With `sandbox`, cuobjdump runs in a bubblewrap sandbox that sees only the system, the toolkit and
+// the library (it parses untrusted input).
+SassReport inspect_sass(const std::filesystem::path& library, bool sandbox = false);
 
 // Thrown by library_kernel_names when the names cannot be read.
 struct SassUnavailable : std::runtime_error {

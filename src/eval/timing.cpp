@@ -31,7 +31,7 @@ nlohmann::json to_json(const TimingPolicy& p) {
           {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
           {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
           {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel},
-          {"hot_capture", p.hot_capture}};
+          {"hot_capture", p.hot_capture}, {"perturb", p.perturb}};
 }
 
 TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
@@ -48,6 +48,7 @@ TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
   p.tail_checks = j.at("tail_checks");
   p.blocking_kernel = j.at("blocking_kernel");
   p.hot_capture = j.at("hot_capture");
+  p.perturb = j.value("perturb", true);  // absent in results written before it existed
   return p;
 }
 

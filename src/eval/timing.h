@@ -20,8 +20,15 @@ struct TimingPolicy {
   size_t max_samples = 100000;     // hard stop
   double target_rel_stdev = 0.005; // stop when stdev/mean <= 0.5% (the noise target)
   double max_seconds = 3.0;        // stop sampling after this much wall time (per shape)
-  int input_sets = 2;              // rotated input sets, so caching one call's result cannot win
-  int rechecks = 3;                // timed calls whose outputs are re-checked
+  int input_sets = 2;              // rotated input sets, each perturbed before every timed call
+  // Timed calls whose outputs are re-checked: a secret reservoir sample of all of them
+  // (eval/recheck_reservoir.h). Each kept call's outputs are held in the worker until the end of
+  // sampling, so the count is bounded by memory: three of moe_swiglu's largest output are ~10 GB.
+  int rechecks = 3;
+  // Perturb every timed call's inputs (core/perturb.h), so that none repeats an earlier call's and
+  // a cached result cannot profit. Off (--no-perturb) only to measure what the perturbation costs
+  // (tests/benchmarks/perturb_timing): results without it are not comparable.
+  bool perturb = true;
   // A cold sample whose SM clock (when the target can measure it) is below this fraction of the
   // device's maximum clock was taken while the GPU throttled: it is discarded and counted, as
   // NVBench does with its throttle threshold option.

@@ -10,12 +10,15 @@
 #include <functional>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "deck/generate.h"
 #include "eval/gpu_work.h"
+#include "eval/perturbation.h"
+#include "eval/recheck_reservoir.h"
 #include "eval/poison.h"
 #include "eval/protocol.h"
 #include "eval/sandbox.h"
@@ -146,6 +149,18 @@ class Worker {
     }
   }
 
+  // Applies (or undoes) timed call `call`'s perturbation to an input set on the device.
+  void perturb_set(TensorList& set, uint64_t secret, uint64_t call, bool undo) {
+    const uint64_t key = perturb_call_key(secret, call);
+    for (size_t i = 0; i < problem_.inputs.size(); ++i) {
+      if (!problem_.inputs[i].perturb) continue;
+      DeviceTensor& t = *set[i];
+      const PerturbRows r = perturb_rows(t.shape);
+      device_->perturb(t.ptr, r.rows, r.len, static_cast<int>(element_bytes(t.dtype)), key, static_cast<uint32_t>(i),
+                       undo);
+    }
+  }
+
   void poison_outputs() {
     for (const auto& o : outputs_) {
       Poison p = poison_for(o->dtype);
@@ -235,6 +250,9 @@ class Worker {
 
   void check(const json& req) {
     fresh_inputs(req.at("seed"));
+    // A timed call's inputs, re-run on a fresh worker: the set's seed, perturbed as that call was.
+    if (req.contains("perturb_call"))
+      perturb_set(prev_inputs_, req.at("perturb_secret"), req.at("perturb_call"), /*undo=*/false);
     const CheckedCall c = checked_call();
     json r = {{"rc", c.rc}, {"seconds", c.seconds}, {"input_hashes", hashes(prev_inputs_)},
               {"weight_hashes", hashes(weights_)}, {"settled", c.settled}};
@@ -270,14 +288,11 @@ class Worker {
     device_->set_blocking_kernel(pol.blocking_kernel);
     device_->set_hot_capture(pol.hot_capture);
     const std::vector<uint64_t> seeds = req.at("seeds");
-    // Re-checked iterations run on fresh inputs of the parent's secret seeds, written into the
-    // buffers of the set whose turn it is: same addresses, new contents, so a result cached per
-    // input pointer (or per a few sampled elements) is stale exactly there.
-    const std::vector<size_t> recheck_its = req.at("recheck_iterations").get<std::vector<size_t>>();
-    const std::vector<uint64_t> recheck_seeds = req.at("recheck_seeds").get<std::vector<uint64_t>>();
-    if (recheck_its.size() != recheck_seeds.size()) throw std::runtime_error("one recheck seed per recheck iteration");
-    std::map<size_t, uint64_t> recheck;
-    for (size_t i = 0; i < recheck_its.size(); ++i) recheck[recheck_its[i]] = recheck_seeds[i];
+    // Every timed call runs on its set's inputs perturbed by a key of its own (perturbation.h), and
+    // any of them may be re-checked (a reservoir sample the parent can recompute).
+    const bool perturb = req.at("perturb").get<bool>();
+    const uint64_t perturb_secret = req.at("perturb_secret");
+    const RecheckReservoir reservoir(req.at("reservoir_seed").get<uint64_t>(), req.at("rechecks").get<size_t>());
     std::vector<TensorList> sets;
     for (uint64_t s : seeds) {
       sets.push_back(allocate(problem_.inputs));
@@ -303,23 +318,31 @@ class Worker {
     WorkLedger ledger;
     collect(ledger);  // so that the first sample's span holds that call's work only
 
-    // Cold samples: flush, time one call, rotate the input set; re-check the secret iterations.
+    // Cold samples: perturb the set whose turn it is (undoing its previous call's perturbation),
+    // poison the outputs, flush, time one call; keep the reservoir's calls for re-checking. All of
+    // it but the call is outside the timed interval, and every call gets the same treatment, so
+    // nothing tells a re-checked call from another before it has run.
     StoppingCriterion stop(pol);
     std::vector<double> samples, clocks, event_samples;
     size_t span_samples = 0;
     size_t throttled = 0;
-    std::vector<std::byte> payload;
-    json rechecked = json::array();
+    std::vector<std::vector<std::byte>> kept_outputs;
+    std::vector<json> kept;
+    std::vector<std::optional<uint64_t>> perturbed(sets.size());  // the call whose perturbation each set holds
     const double max_clock = device_->max_sm_clock_mhz();
     const auto s0 = Clock::now();
     std::string reason;
-    for (size_t it = 0; reason.empty(); ++it) {
+    size_t it = 0;
+    for (; reason.empty(); ++it) {
       const size_t set = it % sets.size();
-      const bool rc_it = recheck.count(it) > 0;
-      if (rc_it) {
-        fill(sets[set], problem_.inputs, recheck.at(it), 0);
-        poison_outputs();
+      if (perturb) {
+        if (perturbed[set]) perturb_set(sets[set], perturb_secret, *perturbed[set], /*undo=*/true);
+        perturb_set(sets[set], perturb_secret, it, /*undo=*/false);
+        perturbed[set] = it;
       }
+      const std::optional<size_t> slot = reservoir.slot_for(it);
+      poison_outputs();
+      device_->synchronize();
       device_->flush_cache();
       int rc = 0;
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
@@ -334,28 +357,39 @@ class Worker {
         span_samples += used_span;
         if (std::isfinite(t.sm_clock_mhz)) clocks.push_back(t.sm_clock_mhz);
       }
-      if (rc_it) {
+      if (slot) {
         device_->synchronize();
         auto out = download_outputs();
         const bool settled = outputs_settled(out, t.seconds);
-        payload.insert(payload.end(), out.begin(), out.end());
-        rechecked.push_back({{"iteration", it}, {"seed", recheck.at(it)}, {"input_hashes", hashes(sets[set])},
-                             {"settled", settled}});
-        fill(sets[set], problem_.inputs, seeds[set], 0);
-        device_->synchronize();
+        json entry = {{"iteration", it}, {"set", set}, {"input_hashes", hashes(sets[set])}, {"settled", settled}};
+        if (*slot == kept.size()) {
+          kept.push_back(std::move(entry));
+          kept_outputs.push_back(std::move(out));
+        } else {
+          kept.at(*slot) = std::move(entry);
+          kept_outputs.at(*slot) = std::move(out);
+        }
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
       reason = stop.should_stop(samples, elapsed);
-      // The parent chose the re-checked iterations among the first min_samples and expects every
-      // one of them: the time limit does not stop sampling before the last has run.
-      if (reason == "max_time" && !recheck.empty() && it < recheck.rbegin()->first) reason.clear();
       // Every sample throttled for twice the time limit: give up rather than loop forever; the
       // parent reports it.
       if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
     }
+    // The sets back as generated, for hot timing, the tail checks and their final fingerprints.
+    for (size_t s = 0; s < sets.size(); ++s)
+      if (perturbed[s]) perturb_set(sets[s], perturb_secret, *perturbed[s], /*undo=*/true);
+    device_->synchronize();
+    std::vector<std::byte> payload;
+    json rechecked = json::array();
+    for (size_t k = 0; k < kept.size(); ++k) {
+      rechecked.push_back(kept[k]);
+      payload.insert(payload.end(), kept_outputs[k].begin(), kept_outputs[k].end());
+    }
     json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
                   {"throttled", throttled}, {"warmup_calls", warm}, {"warmup_call_seconds", warm_seconds}, {"stop_reason", reason},
                   {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked},
+                  {"timed_calls", it},
                   {"event_samples", event_samples}, {"span_samples", span_samples}};
 
     // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.

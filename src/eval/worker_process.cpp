@@ -2,35 +2,59 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <vector>
 
+#include "core/bwrap.h"
 #include "core/subprocess.h"
+#include "eval/worker_sandbox.h"
 
 namespace kb {
 namespace fs = std::filesystem;
 
 fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
 
-WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout)
-    : log_(log) {
+WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
+                             bool isolate)
+    : log_(log), isolated_(isolate) {
   // A worker that dies mid-write must not kill the parent with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   int req[2], rep[2];
   if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + strerror(errno));
   const std::string exe = self_executable().string();
-  std::vector<std::string> argv = {exe, "__worker", "--target", a.target, "--problem-dir", a.problem_dir.string(),
-                                   "--library", a.library.string(), "--shape", std::to_string(a.shape)};
+  WorkerArgs inside = a;
+  BwrapLayout layout;
+  if (isolate) layout = worker_sandbox_layout(a, &inside);
+  std::vector<std::string> argv = {exe, "__worker", "--target", inside.target, "--problem-dir", inside.problem_dir.string(),
+                                   "--library", inside.library.string(), "--shape", std::to_string(inside.shape)};
+  // bwrap itself starts with PATH alone: kbench's environment (keys) stays in this process.
+  std::vector<std::string> env;
+  if (isolate) {
+    argv = bwrap_command(layout, argv);
+    const fs::path bwrap = find_program("bwrap");
+    if (bwrap.empty()) throw WorkerFailure("error", "bwrap (bubblewrap) is not on PATH; the worker's sandbox needs it");
+    argv[0] = bwrap.string();
+    const char* path = std::getenv("PATH");
+    env.push_back(std::string("PATH=") + (path ? path : "/usr/bin:/bin"));
+  }
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid_ == 0) {
+    // Dies with kbench, however kbench ends (Ctrl-C, SIGTERM, SIGKILL): the signal is kept
+    // across exec, and bwrap passes it on to everything in the sandbox (--die-with-parent and its
+    // PID namespace). The check after it closes the race with a parent that died before it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
     setpgid(0, 0);  // its own group: a timeout kills whatever the solution may have forked
     int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     int devnull = open("/dev/null", O_RDONLY);
@@ -46,7 +70,14 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
     std::vector<char*> args;
     for (auto& s : argv) args.push_back(s.data());
     args.push_back(nullptr);
-    execv(exe.c_str(), args.data());
+    if (isolate) {
+      std::vector<char*> envp;
+      for (auto& s : env) envp.push_back(s.data());
+      envp.push_back(nullptr);
+      execve(argv[0].c_str(), args.data(), envp.data());
+    } else {
+      execv(exe.c_str(), args.data());
+    }
     _exit(127);
   }
   close(req[0]);
@@ -91,14 +122,21 @@ void WorkerProcess::died(const std::string& during) {
   while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  std::string how = r > 0 ? describe_exit(st) : "unknown status";
+  // bwrap reports a command killed by signal N as exit code 128 + N.
+  int signal_no = r > 0 && WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  if (isolated_ && r > 0 && WIFEXITED(st) && WEXITSTATUS(st) > 128) signal_no = WEXITSTATUS(st) - 128;
+  std::string how = r <= 0     ? "unknown status"
+                    : signal_no ? "signal " + std::to_string(signal_no) + " (" + strsignal(signal_no) + ")"
+                                : describe_exit(st);
   std::string tail = log_tail();
-  if (r > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+  if (signal_no == SIGSYS)
     throw WorkerFailure("sandbox", "the worker was killed by its system-call filter (SIGSYS) during " + during +
                                        ": the solution tried to start a process or program, trace or read another "
                                        "process, signal another process, or make memory writable and executable, "
                                        "none of which a kernel needs (docs/threat-model.md)" +
                                        (tail.empty() ? "" : "; its last output:\n" + tail));
+  if (isolated_ && r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && tail.find("bwrap: ") != std::string::npos)
+    throw WorkerFailure("error", "the worker's sandbox could not be made (bwrap): " + tail);
   throw WorkerFailure("crash", "the worker died during " + during + " (" + how + ")" +
                                    (tail.empty() ? "" : "; its last output:\n" + tail));
 }

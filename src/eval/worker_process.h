@@ -29,9 +29,12 @@ class WorkerFailure : public std::runtime_error {
 
 class WorkerProcess {
  public:
-  // Starts `<this executable> __worker ...` with the solution's stdout/stderr going to `log`.
+  // Starts `<this executable> __worker ...` with the solution's stdout/stderr going to `log`; with
+  // `isolate`, inside the worker's namespace sandbox (eval/worker_sandbox.h). Either way the
+  // worker dies with this process (a parent-death signal), however this process ends.
   // Waits for the worker's "ready"; throws WorkerFailure when it does not come.
-  WorkerProcess(const WorkerArgs& args, const std::filesystem::path& log, std::chrono::milliseconds ready_timeout);
+  WorkerProcess(const WorkerArgs& args, const std::filesystem::path& log, std::chrono::milliseconds ready_timeout,
+                bool isolate = false);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -61,6 +64,7 @@ class WorkerProcess {
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::filesystem::path log_;
+  bool isolated_ = false;
   ChannelAuth auth_;
   uint64_t max_payload_ = 64ull << 30;
 };

@@ -1,5 +1,8 @@
 #include "store/run_dir.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -57,8 +60,17 @@ std::string run_dir_name(const RunKey& k, std::chrono::system_clock::time_point 
 }
 
 RunDir RunDir::create(const fs::path& runs_root, const RunKey& key, std::chrono::system_clock::time_point t) {
+  return create_named(runs_root, run_dir_name(key, t));
+}
+
+RunDir RunDir::create_named(const fs::path& runs_root, const std::string& name) {
+  const bool plain = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-' || c == '_';
+  });
+  if (name.empty() || !plain || name.front() == '.')
+    throw std::runtime_error("run directory name '" + name + "': use letters, digits, '.', '+', '-' and '_' only, not first '.'");
   fs::create_directories(runs_root);
-  const fs::path dir = fs::absolute(runs_root / run_dir_name(key, t)).lexically_normal();
+  const fs::path dir = fs::absolute(runs_root / name).lexically_normal();
   // mkdir, not create_directories: it fails on an existing folder, which is the point.
   if (mkdir(dir.c_str(), 0755) != 0) {
     if (errno == EEXIST)

@@ -48,6 +48,8 @@ class RunDir {
   // two runs never share one.
   static RunDir create(const std::filesystem::path& runs_root, const RunKey& key,
                        std::chrono::system_clock::time_point t = std::chrono::system_clock::now());
+  // The same with a name chosen by the caller (a sweep names its attempts before they start).
+  static RunDir create_named(const std::filesystem::path& runs_root, const std::string& name);
   explicit RunDir(std::filesystem::path path) : path_(std::move(path)) {}
 
   const std::filesystem::path& path() const { return path_; }

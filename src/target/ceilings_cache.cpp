@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_text.h"
 #include "target/ceilings.h"
 
 namespace kb {
@@ -49,7 +50,7 @@ bool write_ceilings_cache(const std::filesystem::path& file, const std::string& 
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
   nlohmann::json j = {{"format", kCacheFormat}, {"machine_key", key}, {"measured_at", utc_now()}, {"ceilings", to_json(c)}};
-  const std::string text = j.dump(2) + "\n";
+  const std::string text = kb::json_text(j) + "\n";
   std::random_device rd;
   const std::filesystem::path tmp =
       file.parent_path() / fmt::format(".{}.tmp.{}.{:x}", file.filename().string(), getpid(), rd());

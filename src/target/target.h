@@ -15,6 +15,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "core/perturb.h"
 #include "target/ceilings.h"
 
 namespace kb {
@@ -36,6 +37,8 @@ struct BuildResult {
 struct BuildOptions {
   std::vector<std::string> libraries;          // always linked as -l<name> (a problem's baseline)
   std::vector<std::string> allowed_libraries;  // what solution.toml may use (policy.allowed_libraries)
+  // The compiler runs in the build sandbox (target/build_sandbox.h); false runs it as kbench.
+  bool sandbox = false;
 };
 
 // One piece of GPU work attributed to the solution (cuda: from CUPTI activity records).
@@ -70,6 +73,14 @@ class Device {
   virtual bool generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) {
     (void)dst, (void)dtype, (void)numel, (void)init, (void)seed, (void)stream;
     return false;
+  }
+  // Swaps, or with `undo` swaps back, the secret pairs of every row of a tensor in place (`rows`
+  // rows of `row_len` elements of `elem_bytes` bytes; core/perturb.h), with the same bytes moved as
+  // kb::perturb_tensor on the host; done when the device is synchronised. The default works on
+  // host memory; a target whose buffers live elsewhere overrides it.
+  virtual void perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,
+                       bool undo) {
+    perturb_tensor(data, rows, row_len, elem_bytes, key, stream, undo);
   }
   virtual void* stream() = 0;                  // handed to the solution (nullptr on host)
   virtual void synchronize() = 0;              // the whole device

@@ -12,6 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "agent/gateway/api.h"
 #include "agent/gateway/gateway.h"
 #include "agent_test_util.h"
@@ -73,6 +78,33 @@ std::vector<json> log_lines(const fs::path& p) {
 }
 
 void write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+// One request written byte for byte on a socket (libcurl and httplib's client would normalize the
+// target); returns the response's status code, 0 when there is none.
+int raw_request(int port, const std::string& method, const std::string& target, const std::string& extra_headers = "",
+                const std::string& body = "") {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return 0;
+  }
+  timeval tv{30, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra_headers +
+                          "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  (void)!::write(fd, req.data(), req.size());
+  std::string resp;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) resp.append(buf, static_cast<size_t>(n));
+  close(fd);
+  int status = 0;
+  if (resp.rfind("HTTP/1.1 ", 0) == 0) status = std::atoi(resp.c_str() + 9);
+  return status;
+}
 
 // Test-only prices (not real ones): easy numbers to check the arithmetic with.
 const char* kPrices = R"TOML(
@@ -391,6 +423,93 @@ TEST(Gateway, ForwardPassesSseThroughChunkByChunkAndPinsOpenRouterProviders) {
   EXPECT_EQ(log[1]["request"]["modified"], json::array({"provider"}));
   const std::string raw = kbtest::slurp(o.log_file);
   for (const auto& secret : {kClientKey, kBearer, kUpstreamKey}) EXPECT_EQ(raw.find(secret), std::string::npos) << secret;
+  fs::remove_all(root);
+}
+
+// Issue: a target not starting with '/' (`@127.0.0.1:PORT/steal`) was appended to the upstream URL,
+// so curl sent the request, with the real key, to another host; POSTs to model endpoints the
+// gateway did not classify (`/v1/messages/`, batches, legacy completions) were forwarded with the
+// key, uncounted, even after the token budget was spent. Now the URL is built from a validated
+// target on the upstream's host only, and only known endpoints are forwarded.
+TEST(Gateway, ForwardNeverSendsTheKeyToAnotherHostNorToEndpointsItCannotCount) {
+  const fs::path root = kbtest::scratch("gw-forward-rules");
+  std::mutex mu;
+  std::vector<std::string> thief_saw, upstream_saw;
+  httplib::Server thief, up;
+  auto record = [&mu](std::vector<std::string>& into) {
+    return [&mu, &into](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu);
+      into.push_back(req.method + " " + req.path + " key=" + req.get_header_value("x-api-key") +
+                     " auth=" + req.get_header_value("Authorization"));
+      res.set_content(json{{"id", "x"}, {"model", "claude-test"}, {"type", "message"}, {"role", "assistant"},
+                           {"content", json::array({{{"type", "text"}, {"text", "hi"}}})},
+                           {"usage", {{"input_tokens", 600}, {"output_tokens", 600}}}}
+                          .dump(),
+                      "application/json");
+    };
+  };
+  thief.Get(".*", record(thief_saw));
+  thief.Post(".*", record(thief_saw));
+  up.Get(".*", record(upstream_saw));
+  up.Post(".*", record(upstream_saw));
+  const int thief_port = thief.bind_to_any_port("127.0.0.1"), up_port = up.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(thief_port, 0);
+  ASSERT_GT(up_port, 0);
+  std::thread thief_thread([&] { thief.listen_after_bind(); }), up_thread([&] { up.listen_after_bind(); });
+
+  setenv("KBENCH_TEST_UPSTREAM_KEY", kUpstreamKey.c_str(), 1);
+  GatewayOptions o;
+  o.mode = GatewayOptions::Mode::forward;
+  o.upstream = "http://127.0.0.1:" + std::to_string(up_port);
+  o.log_file = root / "gateway.jsonl";
+  o.upstream_key_env = "KBENCH_TEST_UPSTREAM_KEY";
+  o.max_tokens = 1000;
+  Gateway gw(o);
+  const int port = gw.start();
+  const std::string key = "x-api-key: " + kClientKey + "\r\n";
+  const std::string body = anthropic_request(false).dump();
+  const std::string thief_at = "127.0.0.1:" + std::to_string(thief_port);
+
+  // Targets that would leave the upstream: refused before any connection is made.
+  for (const std::string& t : std::vector<std::string>{"@" + thief_at + "/steal", "@" + thief_at + "/v1/messages", "//" + thief_at + "/v1/messages",
+                               "/v1/../../steal", "/v1/%2e%2e/messages"}) {
+    for (const char* m : {"GET", "POST"}) {
+      const int status = raw_request(port, m, t, m == std::string("POST") ? key : "", m == std::string("POST") ? body : "");
+      EXPECT_TRUE(status == 400 || status == 404) << m << " " << t << " answered " << status;
+    }
+  }
+  // Endpoints the gateway cannot count: refused, never forwarded.
+  for (const char* t : {"/v1/messages/", "/v1/messages/batches", "/v1/complete", "/v1/embeddings"})
+    EXPECT_EQ(raw_request(port, "POST", t, key, body), 404) << t;
+  // Known free endpoints pass to the upstream with the gateway's key; a model call is counted.
+  EXPECT_EQ(raw_request(port, "GET", "/v1/models"), 200);
+  EXPECT_EQ(raw_request(port, "POST", "/v1/messages/count_tokens", key, body), 200);
+  EXPECT_EQ(raw_request(port, "POST", "/v1/messages", key, body), 200);  // 1200 tokens: the budget is spent
+  // Over the budget, everything is refused, free endpoints included.
+  EXPECT_EQ(raw_request(port, "POST", "/v1/messages", key, body), 429);
+  EXPECT_EQ(raw_request(port, "POST", "/v1/messages/count_tokens", key, body), 429);
+  EXPECT_EQ(raw_request(port, "GET", "/v1/models"), 429);
+  gw.stop();
+  up.stop();
+  thief.stop();
+  up_thread.join();
+  thief_thread.join();
+  unsetenv("KBENCH_TEST_UPSTREAM_KEY");
+
+  EXPECT_TRUE(thief_saw.empty()) << "the other host got: " << thief_saw.front();
+  ASSERT_EQ(upstream_saw.size(), 3u);
+  EXPECT_EQ(upstream_saw[0], "GET /v1/models key= auth=Bearer " + kUpstreamKey);
+  EXPECT_EQ(upstream_saw[1], "POST /v1/messages/count_tokens key=" + kUpstreamKey + " auth=");
+  EXPECT_EQ(upstream_saw[2], "POST /v1/messages key=" + kUpstreamKey + " auth=");
+  // Every exchange, refused ones included, is in the log, which holds no key.
+  const auto log = log_lines(o.log_file);
+  EXPECT_EQ(log.size(), 10u + 4u + 3u + 3u);
+  int refused = 0;
+  for (const auto& r : log)
+    if (r["response"]["status"].get<int>() >= 400) ++refused;
+  EXPECT_EQ(refused, 10 + 4 + 3);
+  const std::string raw = kbtest::slurp(o.log_file);
+  for (const auto& secret : {kClientKey, kUpstreamKey}) EXPECT_EQ(raw.find(secret), std::string::npos) << secret;
   fs::remove_all(root);
 }
 

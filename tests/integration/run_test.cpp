@@ -7,6 +7,7 @@
 
 #include "agent/sandbox.h"
 #include "agent/transcript.h"
+#include "target/ceilings.h"
 #include "agent_test_util.h"
 #include "core/subprocess.h"
 
@@ -170,6 +171,13 @@ TEST(Run, UnknownAgentAndMissingCommandAreUsageErrors) {
                    "--ro-bind", kSource.string(), "--command", "true"});
   EXPECT_EQ(d.exit_code, 2);
   EXPECT_NE(d.output.find("kbench source tree"), std::string::npos) << d.output;
+  // kbench's build cache holds every run's build log and library.
+  const fs::path builds = kbench_cache_dir() / "build";
+  fs::create_directories(builds);
+  auto e = kbench({"run", "--agent", "generic", "--model", "m", "--problem", "softmax", "--runs-dir", (root / "runs").string(),
+                   "--ro-bind", builds.string(), "--command", "true"});
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_NE(e.output.find("kbench's cache"), std::string::npos) << e.output;
   EXPECT_FALSE(fs::exists(root / "runs") && !fs::is_empty(root / "runs"));
   fs::remove_all(root);
 }

@@ -414,3 +414,27 @@ TEST_F(ProblemSpec, BaselineTableIsLoadedAndValidated) {
 }
 
 }  // namespace kb
+
+namespace kb {
+
+// An input's perturbation before timed calls (core/perturb.h): "swap" by default, "none" for
+// structured inputs, nothing else; weights are never perturbed; some input must be.
+TEST_F(ProblemSpec, PerturbIsSwapOrNoneOnInputsAndSomeInputIsPerturbed) {
+  EXPECT_TRUE(load_problem(write(kValid)).inputs[0].perturb) << "swap is the default";
+  const std::string anchor = "init = { dist = \"normal\", mean = 0.5, std = 3.0 }\n";
+  const std::string two_inputs = patch(anchor, anchor + "perturb = \"swap\"\n\n[[inputs]]\nname = \"idx\"\ndtype = "
+                                                        "\"int32\"\nshape = [\"batch\"]\nperturb = \"none\"\n");
+  const Problem p = load_problem(write(two_inputs));
+  EXPECT_TRUE(p.inputs[0].perturb);
+  EXPECT_FALSE(p.inputs[1].perturb);
+  expect_error(patch("perturb = \"none\"", "perturb = \"redraw\"", two_inputs),
+               {"inputs[1].perturb", "\"swap\"", "\"none\"", "\"redraw\""});
+  expect_error(patch("perturb = \"none\"", "perturb = false", two_inputs), {"inputs[1].perturb", "found a boolean"});
+  expect_error(patch("perturb = \"swap\"", "perturb = \"none\"", two_inputs),
+               {"inputs", "every input has perturb = \"none\"", "at least one input must be perturbed"});
+  expect_error(patch("init = { dist = \"uniform\", low = -0.5, high = 0.5 }\n",
+                     "init = { dist = \"uniform\", low = -0.5, high = 0.5 }\nperturb = \"swap\"\n"),
+               {"weights[0].perturb", "unknown key"});
+}
+
+}  // namespace kb

@@ -9,6 +9,7 @@
 
 #include "eval/result.h"
 #include "eval/sass.h"
+#include "eval/worker_sandbox.h"
 #include "target/target.h"
 #include "test_support.h"
 
@@ -75,6 +76,12 @@ TEST_F(SassBuild, Bf16UpcastExploitFailsAQgmmaRequirement) {
   EXPECT_TRUE(k.registers.has_value());
   EXPECT_EQ(k.count("STL"), 0u);
   EXPECT_EQ(r.kernel_names(), kb::library_kernel_names(b.library));
+  // The same listing from cuobjdump in its sandbox (what the evaluator runs).
+  if (kb::probe_worker_sandbox().ok) {
+    const kb::SassReport boxed = kb::inspect_sass(b.library, /*sandbox=*/true);
+    EXPECT_TRUE(boxed.available) << boxed.note;
+    EXPECT_EQ(boxed.kernel_names(), r.kernel_names());
+  }
   auto v = kb::check_required_instructions(kRequireQgmma, b.command, r);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->verdict, "fail");

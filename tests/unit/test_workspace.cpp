@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
 
 #include "agent/workspace.h"
@@ -130,5 +133,32 @@ TEST(Workspace, SolutionIsTopLevelSourcesAndHeadersOnly) {
   EXPECT_FALSE(fs::exists(root / "copy" / "stolen.h"));
   EXPECT_FALSE(fs::exists(root / "copy" / "experiments"));
   EXPECT_THROW(copy_solution(w.dir, "host", root / "copy"), std::invalid_argument);
+  fs::remove_all(root);
+}
+
+// A sparse file costs the agent a few MB and kbench its whole apparent size: never read, never
+// copied; nor a file over the size limit. The rest of the solution is copied.
+TEST(Workspace, CopySolutionRefusesSparseAndOversizedFiles) {
+  const fs::path root = fs::temp_directory_path() / ("kb-ws-limits-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "ws");
+  std::ofstream(root / "ws" / "solution.cpp") << "int x;";
+  {
+    std::ofstream f(root / "ws" / "sparse.h");
+  }
+  fs::resize_file(root / "ws" / "sparse.h", 2ull << 30);  // truncate -s 2G: 2 GB long, nothing allocated
+  std::ofstream(root / "ws" / "big.h") << std::string(5u << 20, 'x');
+  kb::SolutionLimits limits;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto notes = kb::copy_solution(root / "ws", "host", root / "copy", limits);
+  // Not a timing claim: a read of 2 GB would take seconds; this bound only catches that.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  ASSERT_EQ(notes.size(), 2u);
+  std::string all = notes[0] + "\n" + notes[1];
+  EXPECT_NE(all.find("sparse.h is a sparse file"), std::string::npos) << all;
+  EXPECT_NE(all.find("big.h is 5242880 bytes, over the limit of 4194304 bytes"), std::string::npos) << all;
+  EXPECT_TRUE(fs::is_regular_file(root / "copy" / "solution.cpp"));
+  EXPECT_FALSE(fs::exists(root / "copy" / "sparse.h"));
+  EXPECT_FALSE(fs::exists(root / "copy" / "big.h"));
   fs::remove_all(root);
 }

@@ -86,6 +86,17 @@ std::optional<ApiKind> classify_request(std::string_view method, std::string_vie
   return std::nullopt;
 }
 
+bool auxiliary_request(std::string_view method, std::string_view path) {
+  const size_t models = path.rfind("/models");
+  const bool under_models = models != std::string_view::npos &&
+                            (models + 7 == path.size() || (path[models + 7] == '/' && path.find('/', models + 8) == std::string_view::npos &&
+                                                           models + 8 < path.size()));
+  if (method == "GET") return under_models && path.find(':', models) == std::string_view::npos;
+  if (method != "POST") return false;
+  if (ends_with(path, "/messages/count_tokens")) return true;
+  return under_models && ends_with(path, ":countTokens");
+}
+
 bool request_streams(ApiKind k, std::string_view path, const json& body) {
   if (k == ApiKind::gemini) return ends_with(path, ":streamGenerateContent");
   return body.is_object() && body.value("stream", false) == true;

@@ -40,6 +40,15 @@ std::vector<std::string> api_kind_names();
 //   POST .../models/M:generateContent|:streamGenerateContent   gemini
 std::optional<ApiKind> classify_request(std::string_view method, std::string_view path);
 
+// The other requests forward mode passes on: the free, usage-less ones the agent CLIs make.
+//   POST .../messages/count_tokens          Anthropic token counting
+//   GET  .../models, GET .../models/M       model lists and model info (OpenAI, Anthropic, Gemini)
+//   POST .../models/M:countTokens           Gemini token counting
+// A request that is neither a model call nor one of these is refused (404), never forwarded: an
+// endpoint the gateway cannot count (batches, legacy completions, a trailing '/') must not reach
+// the provider with the lab's key.
+bool auxiliary_request(std::string_view method, std::string_view path);
+
 // Whether the request asks for a streamed answer: body "stream": true, or Gemini's
 // :streamGenerateContent.
 bool request_streams(ApiKind k, std::string_view path, const nlohmann::json& body);

@@ -14,6 +14,7 @@
 #include "agent/gateway/api.h"
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
+#include "agent/gateway/upstream_url.h"
 #include "store/run_dir.h"
 
 namespace kb::gateway {
@@ -71,6 +72,7 @@ struct Exchange {
   std::chrono::system_clock::time_point started;
   Clock::time_point t0;
   std::string method, path, target;
+  std::string url;  // forward mode: the upstream URL, built from the validated target
   std::optional<ApiKind> kind;
   bool stream = false;
   std::string model;
@@ -176,6 +178,7 @@ struct Gateway::Impl {
   std::optional<ReplayScript> script;
   PriceTable prices;
   std::string upstream_key;
+  std::optional<UpstreamBase> upstream;  // forward mode
   httplib::Server srv;
   std::thread thread;
   int port = 0;
@@ -202,9 +205,7 @@ Gateway::Gateway(GatewayOptions options) : impl_(std::make_unique<Impl>()) {
   if (g.o.mode == GatewayOptions::Mode::replay) {
     g.script = ReplayScript::load(g.o.replay_file, g.o.replay_vars);
   } else {
-    if (g.o.upstream.rfind("http://", 0) != 0 && g.o.upstream.rfind("https://", 0) != 0)
-      throw std::invalid_argument("forward upstream '" + g.o.upstream + "': expected an http:// or https:// base URL");
-    while (!g.o.upstream.empty() && g.o.upstream.back() == '/') g.o.upstream.pop_back();
+    g.upstream = UpstreamBase::parse(g.o.upstream);
     if (!g.o.upstream_key_env.empty()) {
       const char* k = std::getenv(g.o.upstream_key_env.c_str());
       if (!k || !*k)
@@ -351,12 +352,22 @@ void Gateway::Impl::handle(const httplib::Request& req, httplib::Response& res) 
   ex->request_body = body_for_log(req.body);
   ex->kind = classify_request(req.method, req.path);
   const bool replay = o.mode == GatewayOptions::Mode::replay;
+  if (!ex->kind && (replay || !auxiliary_request(req.method, req.path)))
+    return reply_error(*ex, res, 404, "not_found_error",
+                       fmt::format("kbench gateway: {} {} is not a request this gateway {} (model calls: POST .../messages, "
+                                   ".../chat/completions, .../responses, .../models/M:generateContent{})",
+                                   req.method, req.path, replay ? "serves" : "forwards",
+                                   replay ? "" : "; also token counting and GET .../models"));
+  if (!replay) {
+    try {
+      ex->url = upstream->url_for(ex->target);
+    } catch (const std::invalid_argument& e) {
+      return reply_error(*ex, res, 400, "invalid_request_error", fmt::format("kbench gateway: refused: {}", e.what()));
+    }
+  }
   if (!ex->kind) {
-    if (replay)
-      return reply_error(*ex, res, 404, "not_found_error",
-                         fmt::format("kbench gateway replay: {} {} is not a model API request this gateway serves "
-                                     "(POST .../messages, .../chat/completions, .../responses, .../models/M:generateContent)",
-                                     req.method, req.path));
+    // Free, usage-less requests (token counting, model lists), still refused once the budget is spent.
+    if (std::string why = over_budget(); !why.empty()) return reply_error(*ex, res, 429, "rate_limit_error", why);
     return serve_forward(ex, req, res);
   }
   const json body = json::parse(req.body, nullptr, false);
@@ -424,7 +435,7 @@ void Gateway::Impl::serve_forward(std::shared_ptr<Exchange> ex, const httplib::R
   }
   up->multi = curl_multi_init();
   up->easy = curl_easy_init();
-  const std::string url = o.upstream + ex->target;
+  const std::string& url = ex->url;
   bool had_auth = false;
   for (const auto& [k, v] : req.headers) {
     if (framing_header(k)) continue;

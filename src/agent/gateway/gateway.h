@@ -21,7 +21,7 @@ namespace kb::gateway {
 struct GatewayOptions {
   enum class Mode { forward, replay };
   Mode mode = Mode::replay;
-  std::string upstream;                    // forward: base URL; the request's path is appended as is
+  std::string upstream;                    // forward: base URL; a validated request path is appended (upstream_url.h)
   std::filesystem::path replay_file;       // replay: the script
   std::map<std::string, std::string> replay_vars;  // replay: values of the script's {{kbench.NAME}} placeholders
   std::filesystem::path log_file;          // the exchange log (JSON Lines, appended)

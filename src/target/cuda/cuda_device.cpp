@@ -12,6 +12,7 @@
 #include "deck/problem.h"
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_generate.h"
+#include "target/cuda/cuda_perturb.h"
 #include "target/cuda/cuda_kernels.h"
 
 namespace kb {
@@ -114,6 +115,11 @@ uint64_t CudaDevice::hash(const void* p, size_t bytes, uint64_t key) {
   KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc_, sizeof(sum), cudaMemcpyDeviceToHost, stream_));
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return mix64(static_cast<uint64_t>(sum) ^ mix64(bytes + key));  // as kb::buffer_hash finishes
+}
+
+void CudaDevice::perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,
+                         bool undo) {
+  KB_CUDA_CHECK(cuda::launch_perturb(data, rows, row_len, elem_bytes, key, stream, undo, stream_));
 }
 
 bool CudaDevice::generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) {

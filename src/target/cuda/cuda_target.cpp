@@ -75,7 +75,7 @@ class CudaTarget final : public Target {
                                      "-gencode=arch=" + compute + ",code=" + arch,
                                      "-I" + kbench_include_dir().string(),
                                      "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
-    for (const auto& src : solution_sources(dir, source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
+    for (const auto& src : solution_sources(fs::absolute(dir), source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
       argv.push_back(src.string());
     return compile_solution(std::move(argv), dir, name(), options, build_root);
   }

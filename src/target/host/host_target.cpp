@@ -90,7 +90,7 @@ class HostTarget final : public Target {
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
                                      "-shared", "-fPIC", "-fvisibility=hidden",
                                      "-I" + kbench_include_dir().string(), "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
-    for (const auto& src : solution_sources(dir, source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
+    for (const auto& src : solution_sources(fs::absolute(dir), source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
     return compile_solution(std::move(argv), dir, name(), options, build_root);
   }
 

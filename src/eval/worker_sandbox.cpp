@@ -1,0 +1,70 @@
+#include "eval/worker_sandbox.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "eval/worker_process.h"
+
+extern char** environ;
+
+namespace kb {
+namespace fs = std::filesystem;
+
+std::vector<std::pair<std::string, std::string>> worker_environment() {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      // The CUDA driver's JIT cache, private to this worker (no HOME to put it in).
+      {"CUDA_CACHE_PATH", "/tmp/cuda-cache"},
+  };
+  if (const std::string lib_path = runtime_library_path(); !lib_path.empty()) env.emplace_back("LD_LIBRARY_PATH", lib_path);
+  // Device choice (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), runtime behaviour (CUDA_MODULE_LOADING)
+  // and the host target's thread count (OMP_*) must be what kbench was run with: a sweep gives each
+  // run its GPU this way. Nothing else passes: keys, tokens, HOME and the rest stay outside.
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    if (k == "CUDA_CACHE_PATH") continue;
+    if (k.rfind("CUDA_", 0) == 0 || k.rfind("OMP_", 0) == 0 || k == "KBENCH_NO_KERNEL_MONITOR")
+      env.emplace_back(k, kv.substr(eq + 1));
+  }
+  return env;
+}
+
+BwrapLayout worker_sandbox_layout(const WorkerArgs& outside, WorkerArgs* inside) {
+  BwrapLayout l;
+  l.network = false;
+  l.full_etc = false;
+  l.gpu_devices = true;
+  l.sys = true;
+  const fs::path exe = self_executable();
+  l.read_only.push_back(exe);
+  for (const auto& lib : runtime_libraries()) l.read_only_at.emplace_back(lib.file, lib.loaded_as);
+  // The problem folder's problem.toml alone (the worker regenerates inputs from it), under the
+  // folder's own name (the problem's id); not reference.cpp or anything else of the folder.
+  const std::string id = fs::absolute(outside.problem_dir).lexically_normal().filename().string();
+  const fs::path problem_dir = fs::path(kSandboxProblemRoot) / (id.empty() ? "problem" : id);
+  l.read_only_at.emplace_back(outside.problem_dir / "problem.toml", problem_dir / "problem.toml");
+  l.read_only_at.emplace_back(outside.library, kSandboxLibrary);
+  l.clear_env = true;
+  l.env = worker_environment();
+  l.chdir = "/tmp";
+  if (inside) {
+    *inside = outside;
+    inside->problem_dir = problem_dir;
+    inside->library = kSandboxLibrary;
+  }
+  return l;
+}
+
+BwrapProbe probe_worker_sandbox() {
+  BwrapLayout l;
+  l.network = false;
+  l.full_etc = false;
+  l.clear_env = true;
+  return probe_bwrap(l);
+}
+
+}  // namespace kb

@@ -1,0 +1,173 @@
+// Bad input on the command line and in the deck is answered with exit 2 and a message naming the
+// option, file or key and the value (issue: the robustness sweep). Every numeric option is fed a
+// value of each bad kind; a recorded result is never replaced; a string that is not UTF-8 never
+// turns a verdict into "internal error".
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/subprocess.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+kb::CommandResult kbench(std::vector<std::string> args) {
+  args.insert(args.begin(), KBENCH_BINARY);
+  return kb::run_command(args, std::chrono::minutes(3));
+}
+
+std::string solution(const std::string& name) { return std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/" + name; }
+
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("kbench-badinput-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+struct OptionCase {
+  std::vector<std::string> command;  // the command with its required arguments
+  std::string option;
+  std::vector<std::string> bad;       // values that must be refused
+};
+
+// Kinds of bad value every numeric option refuses, plus those only some refuse (0, a fraction).
+const std::vector<std::string> kAlwaysBad = {"nan", "inf", "abc", "", "1e30", "-1", "99999999999999999999999"};
+
+TEST(CliBadInput, EveryNumericOptionRefusesBadValuesNamingTheOption) {
+  const fs::path dir = scratch("options");
+  const std::string sol = solution("host-naive");
+  std::ofstream(dir / "prompt.md") << "hi\n";
+  const std::vector<std::string> check = {"check", "softmax", sol, "--target", "host"};
+  const std::vector<std::string> bench = {"bench", "softmax", sol, "--target", "host"};
+  const std::vector<std::string> run = {"run", "--agent", "generic", "--command", "true", "--model", "m", "--problem", "softmax",
+                                        "--target", "host", "--runs-dir", (dir / "runs").string()};
+  const std::vector<std::string> gateway = {"gateway", "--replay", (dir / "none.toml").string(), "--log", (dir / "g.jsonl").string()};
+  const std::vector<std::string> loop = {"agent-loop", "--model", "m", "--prompt-file", (dir / "prompt.md").string()};
+  const std::vector<std::string> dump = {"dump", "softmax", "--out", (dir / "c.safetensors").string()};
+  const std::vector<OptionCase> cases = {
+      {check, "--timeout", {"0", "0.0001", "86401"}},
+      {check, "--seed", {"0.5", "1e3"}},
+      {check, "--repeat-calls", {"65", "0.5"}},
+      {check, "--shape", {"0.5"}},
+      {bench, "--max-time", {"0"}},
+      {bench, "--min-samples", {"0", "2.5"}},
+      {bench, "--max-samples", {"0", "1e9"}},
+      {bench, "--noise", {"2"}},
+      {bench, "--warmup", {"61", "1e9"}},
+      {bench, "--rechecks", {"1001", "1.5"}},
+      {bench, "--tail-checks", {"1001"}},
+      {run, "--budget", {"0", "0s", "99999999999999999999h", "8d", "168h1s"}},
+      {run, "--grace", {"0"}},
+      {run, "--trial", {"1.5"}},
+      {run, "--max-turns", {"0"}},
+      {run, "--gateway-max-tokens", {"0"}},
+      {run, "--gateway-max-cost", {"0"}},
+      {gateway, "--max-tokens", {"0"}},
+      {gateway, "--max-cost", {"0"}},
+      {gateway, "--port", {"65536"}},
+      {loop, "--max-turns", {"0"}},
+      {loop, "--command-timeout", {"0"}},
+      {dump, "--shape", {"1.5"}},
+      {dump, "--seed", {"0.5"}},
+      {dump, "--weights-seed", {"0.5"}},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> values = kAlwaysBad;
+    values.insert(values.end(), c.bad.begin(), c.bad.end());
+    for (const auto& v : values) {
+      std::vector<std::string> args = c.command;
+      args.push_back(c.option + "=" + v);
+      const auto r = kbench(args);
+      EXPECT_EQ(r.exit_code, 2) << c.command[0] << " " << c.option << "=" << v << ":\n" << r.output;
+      EXPECT_NE(r.output.find(c.option), std::string::npos) << c.command[0] << " " << c.option << "=" << v << ":\n" << r.output;
+      EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir / "runs")) << "a refused run left a run directory";
+  fs::remove_all(dir);
+}
+
+TEST(CliBadInput, MaxSamplesBelowRechecksIsAUsageErrorNotAFailedSolution) {
+  const auto r = kbench({"bench", "softmax", solution("host-naive"), "--target", "host", "--max-samples", "2", "--rechecks", "3"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--max-samples 2 is below --rechecks 3"), std::string::npos) << r.output;
+}
+
+TEST(CliBadInput, AnUnknownCommandIsAUsageErrorEvenWithHelp) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"frobnicate", "--help"}, {"frobnicate"}}) {
+    const auto r = kbench(args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("unknown command 'frobnicate'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("check"), std::string::npos) << "the message lists the commands: " << r.output;
+  }
+  EXPECT_EQ(kbench({"check", "--help"}).exit_code, 0);
+}
+
+// A deck whose softmax problem.toml has one line replaced.
+fs::path deck_with(const std::string& name, const std::string& from, const std::string& to) {
+  const fs::path deck = scratch(name);
+  fs::create_directories(deck / "softmax");
+  std::ifstream in(fs::path(KBENCH_SOURCE_DIR) / "problems/softmax/problem.toml");
+  std::string toml((std::istreambuf_iterator<char>(in)), {});
+  const size_t at = toml.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) toml.replace(at, from.size(), to);
+  std::ofstream(deck / "softmax/problem.toml") << toml;
+  return deck;
+}
+
+TEST(CliBadInput, AShapeTooLargeToHoldIsRefusedAtLoadNamingTheTensor) {
+  // batch * vocab = 2^64 wrapped to 0 elements and crashed kbench in `check` (exit 139).
+  const fs::path deck = deck_with("huge-shape", "batch = 64\nvocab = 1024", "batch = 4294967296\nvocab = 4294967296");
+  const auto r = kbench({"show", "softmax", "--problems", deck.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("problem.toml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("more than 2^38 elements"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(4294967296, 4294967296)"), std::string::npos) << r.output;
+  fs::remove_all(deck);
+}
+
+TEST(CliBadInput, AnInvalidForbiddenRegexIsRefusedAtLoad) {
+  const fs::path deck = deck_with("bad-regex", "[[shapes]]", "[policy]\nforbidden = [\"cublas\", \"memo(\"]\n\n[[shapes]]");
+  const auto r = kbench({"show", "softmax", "--problems", deck.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("policy.forbidden[1]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'memo('"), std::string::npos) << r.output;
+  fs::remove_all(deck);
+}
+
+TEST(CliBadInput, EvalNeverReplacesARecordedResult) {
+  const fs::path out = scratch("recorded");
+  const std::string recorded = "{\"verdict\": \"pass\", \"note\": \"an earlier run's record\"}\n";
+  std::ofstream(out / "result.json") << recorded;
+  const auto r = kbench({"eval", "softmax", solution("bad-host-crash"), "--target", "host", "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("already holds a result.json"), std::string::npos) << r.output;
+  std::ifstream in(out / "result.json");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), recorded);
+  fs::remove_all(out);
+}
+
+TEST(CliBadInput, AFolderNameThatIsNotUtf8StillGetsItsVerdictRecorded) {
+  // The folder's name reaches result.json; nlohmann-json's dump threw type_error.316 on it and a
+  // finished evaluation became "internal error" with no result.json.
+  const fs::path root = scratch("utf8");
+  const fs::path sol = root / "sol-\xff\xfe";
+  fs::copy(solution("host-naive"), sol, fs::copy_options::recursive);
+  const auto r = kbench({"eval", "softmax", sol.string(), "--target", "host", "--out", (root / "out").string(), "--shape", "0",
+                         "--max-time", "0.05", "--min-samples", "3", "--max-samples", "5", "--rechecks", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  std::ifstream in(root / "out" / "result.json");
+  ASSERT_TRUE(in.good()) << r.output;
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["verdict"], "pass");
+  fs::remove_all(root);
+}
+
+}  // namespace

@@ -1,0 +1,314 @@
+// The results database: the SQLite layer (transactions roll back), the schema's migrations (a newer
+// database is refused and left byte for byte as it was), indexing run directories (which runs are
+// infrastructure failures), the results read API (best / median / spread, which runs count) and
+// its exports, and the rebuild of a database from a runs folder.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "store/results.h"
+#include "store/results_db.h"
+#include "store/run_dir.h"
+#include "store/run_index.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace kb;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("kbench-store-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void write(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << s;
+}
+
+struct FakeRun {
+  std::string agent = "codex", model = "gpt-x", effort, problem = "softmax", status = "complete", verdict = "pass";
+  int trial = 1;
+  std::optional<double> peak;
+  std::string sweep, entrant;
+  std::optional<double> cost = 0.5;
+  bool cost_complete = true;
+  int exit_code = 0;
+  std::vector<int> gateway_statuses = {200, 200};
+  std::string started_at = "2026-11-25T10:00:00Z";
+  std::string incomplete_reason = "kbench was stopped by a signal while the agent was running";
+};
+
+// A run directory as `kbench run` leaves it, with the files the indexer reads.
+fs::path make_run(const fs::path& runs, const std::string& name, const FakeRun& f) {
+  const fs::path d = runs / name;
+  json rec = {{"schema", kRunSchema}, {"id", name},          {"status", f.status},   {"agent", f.agent},
+              {"model", f.model},     {"problem", f.problem}, {"target", "host"},     {"device", "cpu"},
+              {"trial", f.trial},     {"kbench_version", "t"}, {"started_at", f.started_at}, {"finished_at", f.started_at},
+              {"effort", f.effort.empty() ? json(nullptr) : json(f.effort)}};
+  rec["agent_process"] = {{"exit_code", f.exit_code}, {"signal", 0}, {"seconds", 12.5}, {"killed_at_budget", false}};
+  rec["gateway"] = {{"mode", "replay"}};
+  if (!f.sweep.empty()) rec["sweep"] = {{"id", f.sweep}, {"entrant", f.entrant}, {"attempt", 1}};
+  if (f.status == "complete") {
+    rec["verdict"] = {{"verdict", f.verdict}, {"failure", f.verdict == "pass" ? "" : "mismatch"}, {"message", ""}};
+    if (f.peak) rec["verdict"]["peak_fraction"] = *f.peak;
+    json shapes = json::array({{{"index", 0}, {"label", "s0"}, {"dims", {{"N", 4}}}, {"pass", f.verdict == "pass"}, {"failure", ""},
+                                {"timing", {{"median", 1e-3}}}, {"roofline", {{"peak_fraction", f.peak.value_or(0)}}}}});
+    write(d / "result.json", json{{"summary", {{"peak_fraction_geomean", f.peak ? json(*f.peak) : json(nullptr)},
+                                                {"sol_fraction_geomean", f.peak ? json(*f.peak + 0.1) : json(nullptr)}}},
+                                  {"shapes", shapes}}
+                                 .dump());
+  } else {
+    rec["incomplete_reason"] = f.incomplete_reason;
+  }
+  write(d / "run.json", rec.dump());
+  write(d / "usage.json", json{{"input_tokens", 100}, {"output_tokens", 10}, {"total_tokens", 110},
+                               {"cost_usd", f.cost ? json(*f.cost) : json(nullptr)}, {"cost_complete", f.cost_complete}}
+                              .dump());
+  std::string log;
+  int seq = 0;
+  for (int s : f.gateway_statuses)
+    log += json{{"seq", ++seq}, {"response", {{"status", s}}}, {"error", s >= 300 ? json("upstream said no") : json(nullptr)}}.dump() +
+           "\n";
+  // The log's records without an error carry no "error" key.
+  std::string cleaned;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line);
+    if (r["error"].is_null()) r.erase("error");
+    cleaned += r.dump() + "\n";
+  }
+  write(d / "gateway.jsonl", cleaned);
+  return d;
+}
+
+}  // namespace
+
+TEST(ResultsDb, CreatesTheCurrentSchemaAndReopens) {
+  const fs::path d = scratch("schema");
+  {
+    sql::Database db = open_results_db(d / "sub/kbench.db");
+    EXPECT_EQ(schema_version(db), kResultsSchemaVersion);
+  }
+  sql::Database again = open_results_db(d / "sub/kbench.db", DbAccess::read_only);
+  EXPECT_EQ(schema_version(again), kResultsSchemaVersion);
+  fs::remove_all(d);
+}
+
+TEST(ResultsDb, RefusesADatabaseFromANewerSchemaAndLeavesItUnchanged) {
+  const fs::path d = scratch("newer");
+  const fs::path file = d / "kbench.db";
+  {
+    sql::Database db = open_results_db(file);
+    db.exec("PRAGMA user_version = 99");
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    db.exec("PRAGMA journal_mode = DELETE");
+  }
+  const std::string before = slurp(file);
+  for (DbAccess a : {DbAccess::create, DbAccess::write, DbAccess::read_only}) {
+    try {
+      (void)open_results_db(file, a);
+      FAIL() << "a database of schema 99 was opened";
+    } catch (const ResultsDbError& e) {
+      EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("newer kbench"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(slurp(file), before) << "the refused database was changed";
+  EXPECT_FALSE(fs::exists(file.string() + "-wal")) << "not even a WAL file is made";
+  fs::remove_all(d);
+}
+
+TEST(ResultsDb, RefusesFilesThatAreNotKbenchDatabasesAndUnwritableFolders) {
+  const fs::path d = scratch("notdb");
+  write(d / "text.db", "hello, I am not a database at all");
+  EXPECT_THROW((void)open_results_db(d / "text.db"), ResultsDbError);
+  write(d / "file", "x");
+  try {
+    (void)open_results_db(d / "file/sub/kbench.db");
+    FAIL();
+  } catch (const ResultsDbError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create the results folder"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)open_results_db(d / "missing.db", DbAccess::read_only), ResultsDbError);
+  fs::remove_all(d);
+}
+
+TEST(Sqlite, ATransactionLeftByAnExceptionRollsBack) {
+  const fs::path d = scratch("tx");
+  sql::Database db(d / "t.db");
+  db.exec("CREATE TABLE t (x INTEGER)");
+  try {
+    sql::Transaction t(db);
+    db.prepare("INSERT INTO t VALUES (?)").bind_all(int64_t{1}).run();
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  {
+    sql::Transaction t(db);
+    db.prepare("INSERT INTO t VALUES (?)").bind_all(int64_t{2}).run();
+    t.commit();
+  }
+  auto st = db.prepare("SELECT group_concat(x) FROM t");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "2");
+  EXPECT_THROW(db.prepare("SELECT nope FROM t"), sql::SqliteError);
+  fs::remove_all(d);
+}
+
+TEST(RunIndex, ReadsARunDirectoryAndTellsInfrastructureFailuresApart) {
+  const fs::path runs = scratch("index");
+  FakeRun ok;
+  ok.peak = 0.42;
+  const RunRow r = read_run_dir(make_run(runs, "r-ok", ok));
+  EXPECT_EQ(r.entrant, "codex/gpt-x");
+  EXPECT_EQ(r.status, "complete");
+  EXPECT_FALSE(r.infra_failure);
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_DOUBLE_EQ(r.peak_fraction.value(), 0.42);
+  EXPECT_NEAR(r.sol_fraction.value(), 0.52, 1e-12);
+  EXPECT_EQ(r.total_tokens, 110);
+  EXPECT_EQ(r.cost_complete, true);
+  ASSERT_EQ(r.shapes.size(), 1u);
+  EXPECT_EQ(r.shapes[0].dims["N"], 4);
+
+  FakeRun storm = ok;  // the provider answered 429/5xx to most requests
+  storm.gateway_statuses = {200, 429, 503, 429};
+  EXPECT_EQ(read_run_dir(make_run(runs, "r-storm", storm)).infra_failure, "provider_errors");
+
+  FakeRun crashed = ok;  // the CLI died before any model call worked
+  crashed.exit_code = 1;
+  crashed.verdict = "fail";
+  crashed.gateway_statuses = {};
+  EXPECT_EQ(read_run_dir(make_run(runs, "r-crash", crashed)).infra_failure, "agent_start_failure");
+
+  FakeRun wrong = ok;  // the model wrote a wrong kernel and gave up: a result, not infra
+  wrong.verdict = "fail";
+  wrong.exit_code = 1;
+  EXPECT_FALSE(read_run_dir(make_run(runs, "r-wrong", wrong)).infra_failure);
+
+  FakeRun stopped = ok;
+  stopped.status = "incomplete";
+  EXPECT_EQ(read_run_dir(make_run(runs, "r-stopped", stopped)).infra_failure, "interrupted");
+  FakeRun broke = stopped;
+  broke.incomplete_reason = "kbench failed while judging the solution: No space left on device";
+  EXPECT_EQ(read_run_dir(make_run(runs, "r-disk", broke)).infra_failure, "disk_full");
+  broke.incomplete_reason = "kbench failed while judging the solution: worker lost";
+  EXPECT_EQ(read_run_dir(make_run(runs, "r-broke", broke)).infra_failure, "incomplete");
+  EXPECT_THROW(read_run_dir(runs / "nope"), std::runtime_error);
+  fs::remove_all(runs);
+}
+
+TEST(Results, MatrixCountsOneRunPerTrialAndScoresFailuresAsZero) {
+  const fs::path d = scratch("results");
+  const fs::path runs = d / "runs";
+  auto run = [&](const std::string& name, int trial, const std::string& verdict, std::optional<double> peak,
+                 const std::string& agent = "codex") {
+    FakeRun f;
+    f.agent = agent;
+    f.trial = trial;
+    f.verdict = verdict;
+    f.peak = peak;
+    f.started_at = "2026-11-25T10:00:0" + std::to_string(trial) + "Z";
+    return make_run(runs, name, f);
+  };
+  run("a1", 1, "pass", 0.5);
+  run("a2", 2, "fail", std::nullopt);
+  run("a3", 3, "pass", 0.2);
+  {
+    FakeRun again;  // trial 1 repeated later: only the first counts
+    again.peak = 0.9;
+    again.started_at = "2026-11-25T11:00:00Z";
+    make_run(runs, "a1-again", again);
+    FakeRun infra;
+    infra.trial = 4;
+    infra.status = "incomplete";
+    make_run(runs, "a4-incomplete", infra);
+    FakeRun unpriced;
+    unpriced.agent = "kimi";
+    unpriced.peak = 0.3;
+    unpriced.cost = std::nullopt;
+    unpriced.cost_complete = false;
+    make_run(runs, "k1", unpriced);
+  }
+  sql::Database db = open_results_db(d / "kbench.db");
+  (void)rebuild_from_runs(db, runs);
+  const Results r = load_results(db);
+  ASSERT_EQ(r.entrants, (std::vector<std::string>{"codex/gpt-x", "kimi/gpt-x"}));
+  ASSERT_EQ(r.problems, (std::vector<std::string>{"softmax"}));
+  const CellResult& c = r.cell(0, 0);
+  EXPECT_EQ(c.trials, 3);
+  EXPECT_EQ(c.passes, 2);
+  EXPECT_DOUBLE_EQ(c.best.value(), 0.5);
+  EXPECT_DOUBLE_EQ(c.median, 0.2) << "median of {0.5, 0 (failed), 0.2}";
+  EXPECT_DOUBLE_EQ(c.spread, 0.5);
+  EXPECT_EQ(c.not_counted, 2) << "the repeated trial 1 and the incomplete run";
+  ASSERT_EQ(c.runs.size(), 3u);
+  EXPECT_EQ(r.runs[c.runs[0]].id, "a1");
+  const EntrantResult& codex = r.per_entrant[0];
+  EXPECT_EQ(codex.runs, 5);
+  EXPECT_EQ(codex.passes, 2);
+  EXPECT_DOUBLE_EQ(codex.cost_usd, 2.5) << "every run costs, counted or not";
+  EXPECT_TRUE(codex.cost_complete);
+  EXPECT_FALSE(r.per_entrant[1].cost_complete);
+
+  const json j = results_to_json(r);
+  EXPECT_EQ(j["cells"][0]["median_peak_fraction"], 0.2);
+  EXPECT_TRUE(j["per_entrant"][1]["cost_usd"].is_null()) << "an unknown cost is never shown as a number";
+  const std::string csv = results_cells_csv(r);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "entrant,problem,trials,passes,best_peak_fraction,median_peak_fraction,spread,not_counted");
+  EXPECT_NE(csv.find("codex/gpt-x,softmax,3,2,0.5,0.2,0.5,2"), std::string::npos) << csv;
+  const std::string md = results_markdown(r);
+  EXPECT_NE(md.find("| codex/gpt-x | 2/3 0.500 (0.200) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| kimi/gpt-x | 1/1 | 1/1 | 0.300 | 1 | 110 | unknown |"), std::string::npos) << md;
+  EXPECT_NE(results_text(r).find("codex/gpt-x"), std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST(Rebuild, RecomputesSweepsAndCellStatesFromTheRunsFolder) {
+  const fs::path d = scratch("rebuild");
+  const fs::path runs = d / "runs";
+  json plan = {{"schema", "kbench.sweep-plan/1"}, {"id", "s1"}, {"spec_hash", "h"}, {"created_at", "2026-11-25T10:00:00Z"},
+               {"spec", {{"retry", {{"infra_retries", 1}}}}},
+               {"cells", {{{"entrant", "E"}, {"problem", "softmax"}, {"trial", 1}, {"ordinal", 0}},
+                          {{"entrant", "E"}, {"problem", "softmax"}, {"trial", 2}, {"ordinal", 1}},
+                          {{"entrant", "E"}, {"problem", "softmax"}, {"trial", 3}, {"ordinal", 2}}}}};
+  write(runs / (std::string("s1") + kSweepPlanSuffix), plan.dump());
+  FakeRun f;
+  f.sweep = "s1";
+  f.entrant = "E";
+  f.peak = 0.1;
+  make_run(runs, "t1-killed", [&] { FakeRun x = f; x.status = "incomplete"; return x; }());
+  make_run(runs, "t1", f);
+  for (const char* n : {"t2-a", "t2-b"})
+    make_run(runs, n, [&] {
+      FakeRun x = f;
+      x.trial = 2;
+      x.status = "incomplete";
+      x.incomplete_reason = "kbench failed while judging the solution: worker lost";
+      return x;
+    }());
+  sql::Database db = open_results_db(d / "kbench.db");
+  const RebuildReport rep = rebuild_from_runs(db, runs);
+  EXPECT_EQ(rep.runs, 4);
+  EXPECT_EQ(rep.sweeps, 1);
+  EXPECT_EQ(rep.cells, 3);
+  auto st = db.prepare("SELECT trial, state, attempts, infra_failures, coalesce(run_id, '') FROM cells ORDER BY trial");
+  std::vector<std::string> got;
+  while (st.step())
+    got.push_back(std::to_string(st.int64(0)) + " " + st.text(1) + " " + std::to_string(st.int64(2)) + " " +
+                  std::to_string(st.int64(3)) + " " + st.text(4));
+  EXPECT_EQ(got, (std::vector<std::string>{"1 done 2 0 t1", "2 failed 2 2 ", "3 queued 0 0 "}));
+  fs::remove_all(d);
+}

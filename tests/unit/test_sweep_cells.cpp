@@ -1,0 +1,212 @@
+// The sweep's cells in the database (sweep/cells.h): claims are exclusive, a finished run makes a
+// cell done, infrastructure failures are retried up to the limit and then given up, an interrupted
+// attempt is queued again without counting against the cell, a dead holder's cells are taken over
+// (a run that had completed is adopted, not run again), and a changed plan under the same name is
+// refused. Plus the sweep file's plan and its Slurm command line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "deck/problem.h"
+#include "store/results_db.h"
+#include "store/run_dir.h"
+#include "sweep/cells.h"
+#include "sweep/slurm_executor.h"
+#include "sweep/sweep_spec.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace kb;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("kbench-cells-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+SweepSpec spec(const fs::path& root, int trials = 2) {
+  SweepSpec s;
+  s.name = "unit";
+  Entrant e;
+  e.agent = "generic";
+  e.model = "m";
+  e.label = "generic/m";
+  e.command = "true";
+  s.entrants = {e};
+  s.problems = {"softmax"};
+  s.trials = trials;
+  s.target = "host";
+  s.infra_retries = 1;
+  s.runs_dir = root / "runs";
+  s.db = root / "kbench.db";
+  return s;
+}
+
+// A run directory for an attempt: complete with a verdict, or incomplete for a reason.
+void write_run(const fs::path& dir, const std::string& status, const std::string& reason = "", const json& process = nullptr) {
+  fs::create_directories(dir);
+  json rec = {{"schema", kRunSchema}, {"status", status}, {"agent", "generic"}, {"model", "m"}, {"problem", "softmax"},
+              {"trial", 1},          {"started_at", "2026-11-25T10:00:00Z"},   {"sweep", {{"id", "unit"}, {"entrant", "generic/m"}}}};
+  if (status == "complete") rec["verdict"] = {{"verdict", "pass"}, {"failure", ""}, {"message", ""}};
+  if (!reason.empty()) rec["incomplete_reason"] = reason;
+  if (!process.is_null()) rec["process"] = process;
+  std::ofstream(dir / "run.json") << rec.dump();
+}
+
+std::string state_of(sql::Database& db, int ordinal) {
+  auto st = db.prepare("SELECT state || ' ' || attempts || ' ' || infra_failures FROM cells WHERE ordinal = ?");
+  st.bind_all(static_cast<int64_t>(ordinal));
+  return st.step() ? st.text(0) : "";
+}
+
+// Another process's identity: this host, a pid that cannot exist (gone) or our own (alive).
+json owner(bool alive) {
+  json o = process_identity();
+  if (!alive) o["pid"] = 999999999, o["pid_start"] = "0";
+  return o;
+}
+
+}  // namespace
+
+TEST(SweepCells, PlanIsTrialMajorAndClaimsAreExclusive) {
+  const fs::path root = scratch("claim");
+  const SweepSpec s = spec(root);
+  const auto cells = plan_cells(s);
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[1].trial, 2);
+  sql::Database db = open_results_db(s.db);
+  sql::Database db2 = open_results_db(s.db);
+  CellStore a(db, s.name, owner(true)), b(db2, s.name, owner(false));
+  a.register_sweep(s, cells);
+  b.register_sweep(s, cells);  // the same plan: accepted
+  EXPECT_TRUE(fs::exists(s.runs_dir / "unit.sweep.json"));
+  auto c1 = a.claim([](const Cell& c) { return "run-" + std::to_string(c.ordinal); });
+  auto c2 = b.claim([](const Cell& c) { return "run-" + std::to_string(c.ordinal); });
+  auto c3 = a.claim([](const Cell&) { return std::string("x"); });
+  ASSERT_TRUE(c1 && c2);
+  EXPECT_NE(c1->ordinal, c2->ordinal);
+  EXPECT_FALSE(c3) << "no third cell";
+  EXPECT_EQ(c1->attempts, 1);
+  EXPECT_EQ(a.counts().running, 2);
+  EXPECT_EQ(a.counts().running_here, 1);
+
+  SweepSpec changed = s;
+  changed.trials = 3;
+  try {
+    CellStore(db, s.name, owner(true)).register_sweep(changed, plan_cells(changed));
+    FAIL() << "a changed plan was accepted";
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("differs in: trials"), std::string::npos) << e.what();
+  }
+  fs::remove_all(root);
+}
+
+TEST(SweepCells, FinishedRunsCountInfraFailuresRetryThenFailInterruptionsDoNot) {
+  const fs::path root = scratch("finish");
+  const SweepSpec s = spec(root, 1);
+  sql::Database db = open_results_db(s.db);
+  CellStore st(db, s.name, owner(true));
+  st.register_sweep(s, plan_cells(s));
+  auto name = [n = 0](const Cell&) mutable { return "a" + std::to_string(++n); };
+
+  auto c = st.claim(name);  // interrupted: queued again, not counted
+  write_run(s.runs_dir / c->run_id, "incomplete", "kbench was stopped by a signal while the agent was running");
+  EXPECT_EQ(st.finish(*c, s.runs_dir / c->run_id), "queued");
+  EXPECT_EQ(state_of(db, 0), "queued 1 0");
+
+  c = st.claim(name);  // kbench failed around the run: an infrastructure failure, retried
+  write_run(s.runs_dir / c->run_id, "incomplete", "kbench failed while judging the solution: worker lost");
+  EXPECT_EQ(st.finish(*c, s.runs_dir / c->run_id), "queued");
+  EXPECT_EQ(state_of(db, 0), "queued 2 1");
+
+  c = st.claim(name);  // no run directory at all: infrastructure again, past the limit of 1
+  EXPECT_EQ(st.finish(*c, s.runs_dir / c->run_id, "exit code 2: bad option"), "failed");
+  EXPECT_EQ(state_of(db, 0), "failed 3 2");
+  EXPECT_FALSE(st.claim(name));
+  fs::remove_all(root);
+}
+
+TEST(SweepCells, DeadHoldersCellsAreTakenOverAndACompletedRunIsAdoptedNotRerun) {
+  const fs::path root = scratch("reclaim");
+  const SweepSpec s = spec(root);
+  sql::Database db = open_results_db(s.db);
+  CellStore dead(db, s.name, owner(false)), alive(db, s.name, owner(true));
+  dead.register_sweep(s, plan_cells(s));
+  auto c0 = dead.claim([](const Cell&) { return std::string("done-run"); });
+  auto c1 = dead.claim([](const Cell&) { return std::string("lost-run"); });
+  ASSERT_TRUE(c0 && c1);
+  write_run(s.runs_dir / "done-run", "complete");  // finished before its sweep died
+  // lost-run: the attempt's process died too (a "running" record of a vanished process).
+  write_run(s.runs_dir / "lost-run", "running", "", owner(false));
+  EXPECT_EQ(alive.reclaim_dead(s.runs_dir), 2);
+  EXPECT_EQ(state_of(db, 0), "done 1 0");
+  EXPECT_EQ(state_of(db, 1), "queued 1 0") << "an interrupted attempt is not held against the cell";
+  auto st = db.prepare("SELECT run_id FROM cells WHERE ordinal = 0");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "done-run");
+  // A live holder's cells are left alone.
+  auto c = alive.claim([](const Cell&) { return std::string("mine"); });
+  ASSERT_TRUE(c);
+  CellStore third(db, s.name, owner(false));
+  EXPECT_EQ(third.reclaim_dead(s.runs_dir), 0);
+  // The dead holder's late finish does not override the new owner's view.
+  EXPECT_EQ(dead.finish(*c1, s.runs_dir / "lost-run"), "running");
+  fs::remove_all(root);
+}
+
+TEST(SweepSpec, LoadsAFileResolvesPathsAndLevelsAndAppliesOverrides) {
+  const fs::path root = scratch("spec");
+  std::ofstream(root / "s.toml") << R"(name = "nightly"
+levels = ["hard"]
+problems = ["softmax"]
+trials = 3
+budget = "1h30m"
+[executor]
+kind = "slurm"
+[executor.slurm]
+partition = "gpu"
+margin = "20m"
+max_parallel = 4
+extra_args = ["--constraint=h100"]
+[[entrants]]
+agent = "codex"
+model = "gpt-5"
+effort = "xhigh"
+gateway = "replay:scripts/codex.json"
+)";
+  Problem soft, hard;
+  soft.name = "softmax";
+  soft.level = "example";
+  hard.name = "topk";
+  hard.level = "hard";
+  const SweepSpec s = load_sweep(root / "s.toml", {}, {soft, hard});
+  EXPECT_EQ(s.name, "nightly");
+  EXPECT_EQ(s.problems, (std::vector<std::string>{"softmax", "topk"}));
+  EXPECT_EQ(s.entrants[0].label, "codex/gpt-5 [xhigh]");
+  EXPECT_EQ(s.entrants[0].gateway, "replay:" + (root / "scripts/codex.json").string());
+  EXPECT_EQ(s.budget, std::chrono::minutes(90));
+  EXPECT_EQ(s.db, fs::absolute("results/kbench.db").lexically_normal());
+  const auto cmd = sbatch_command(s, "cuda", 6, "job.sh", "out_%a");
+  const std::string line = [&] {
+    std::string l;
+    for (const auto& a : cmd) l += a + " ";
+    return l;
+  }();
+  EXPECT_NE(line.find("--array 0-5%4 --time 111 "), std::string::npos) << line << " (90m + 10s grace + 20m margin, rounded up)";
+  EXPECT_NE(line.find("--gres=gpu:1 --partition gpu --constraint=h100 job.sh"), std::string::npos) << line;
+
+  SweepOverrides o;
+  o.trials = 1;
+  o.problems = {"topk"};
+  o.executor = "local";
+  const SweepSpec t = load_sweep(root / "s.toml", o, {soft, hard});
+  EXPECT_EQ(t.trials, 1);
+  EXPECT_EQ(t.executor, "local");
+  EXPECT_EQ(t.problems, (std::vector<std::string>{"topk"})) << "--problem replaces the file's names and levels";
+  EXPECT_NE(sweep_plan_hash(s), sweep_plan_hash(t));
+  fs::remove_all(root);
+}
