@@ -126,7 +126,7 @@ std::string heat_css() {
 std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::vector<RunRow>& rows, const SiteContext& ctx) {
   std::string body = "<h1>kbench leaderboard</h1>\n";
   body += fmt::format("<p class=\"lede\">{} runs. A cell is the median peak fraction over an entrant's trials on a problem "
-                      "(a failed trial counts as 0), with the best, the spread (highest minus lowest) and N, as `kbench results` counts them; a cell without a score says how "
+                      "(a failed trial counts as 0), with the best, the spread (highest minus lowest) and N, as <code>kbench results</code> counts them; a cell without a score says how "
                       "its runs ended. ★ marks an annotated cell; red is a reward hack or rubric leak.</p>\n",
                       rows.size());
   if (boards.empty()) body += "<p>No runs yet: `kbench run` writes run directories, then `kbench site build --runs DIR`.</p>\n";
