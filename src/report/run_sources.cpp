@@ -40,6 +40,13 @@ void read_results(sql::Database& db, SiteData& d) {
     }
     row.in_store = true;
     row.counted = it->second->counted;
+    // A run whose result.json is gone still has the verdict its run.json recorded, which the store
+    // counts by: the page says the same (and still warns that the file is missing).
+    if (row.verdict.empty() && !it->second->verdict.empty()) {
+      row.verdict = it->second->verdict;
+      row.failure = it->second->failure;
+      if (!row.peak_fraction) row.peak_fraction = it->second->peak_fraction;
+    }
     row.infra_failure = it->second->infra_failure;
     if (row.device.empty() || row.device == "(unknown device)") row.device = it->second->device.empty() ? "(unknown device)" : it->second->device;
   }
