@@ -9,6 +9,7 @@
 #include "report/site_build.h"
 #include "report/site_server.h"
 #include "report/site_tools.h"
+#include "store/results_db.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -17,22 +18,24 @@ void register_site_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("site", "The static leaderboard site and transcript viewer (docs/site.md)");
   cmd->require_subcommand(1);
 
-  auto* build = cmd->add_subcommand("build", "Write the site (works from file:// and any static host) from run directories");
+  auto* build = cmd->add_subcommand("build", "Write the site (works from file:// and any static host) from run directories or a results database");
   add_global_options(*build, g);
   struct BuildArgs {
-    fs::path runs = "runs", out = "site", tools;
+    fs::path runs = "runs", out = "site", tools, db;
     bool force = false;
   };
   auto a = std::make_shared<BuildArgs>();
-  build->add_option("--runs", a->runs, "Folder of run directories (kbench run --runs-dir)")->capture_default_str();
+  build->add_option("--runs", a->runs, "Folder of run directories (kbench run --runs-dir); with --db, where runs the database does not locate are looked for")
+      ->capture_default_str();
+  auto* db_opt = build->add_option("--db", a->db, "Read the runs and results from this results database (kbench sweep, kbench db rebuild; e.g. results/kbench.db)");
   build->add_option("--out", a->out, "Where the site is written (incrementally: unchanged runs are kept)")->capture_default_str();
   build->add_option("--site-tools", a->tools, "The site tools folder with the syntax highlighter (default: $KBENCH_SITE_TOOLS, else ~/.cache/kbench/site; scripts/setup --site)");
   build->add_flag("--force", a->force, "Rewrite every run page, changed or not");
-  build->callback([a, &g, &exit_code] {
+  build->callback([a, db_opt, &g, &exit_code] {
     resolve_defaults(g);
     std::unique_ptr<report::RunSource> source;
     try {
-      source = report::runs_dir_source(a->runs);
+      source = db_opt->count() ? report::store_source(a->db, a->runs) : report::runs_dir_source(a->runs);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
@@ -41,7 +44,12 @@ void register_site_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.problems_dir = g.problems_dir;
     o.tools_dir = a->tools.empty() ? report::site_tools_dir() : a->tools;
     o.force = a->force;
-    const report::SiteBuildReport r = report::build_site(*source, o);
+    report::SiteBuildReport r;
+    try {
+      r = report::build_site(*source, o);
+    } catch (const ResultsDbError& e) {
+      throw UsageError(e.what());
+    }
     if (g.json) {
       std::cout << nlohmann::json{{"out", a->out.string()},         {"source", r.source},
                                   {"runs", r.runs},                 {"runs_written", r.runs_written},

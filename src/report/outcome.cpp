@@ -15,6 +15,9 @@ bool any_of(std::string_view v, std::initializer_list<std::string_view> set) {
 }  // namespace
 
 std::string run_outcome(const RunRow& r) {
+  // The store's judgement (store/run_index.h infra_failure) first: such a run is never the model's result.
+  if (r.infra_failure == "interrupted" || r.infra_failure == "incomplete") return outcome::incomplete;
+  if (!r.infra_failure.empty()) return outcome::infra;
   if (r.verdict.empty()) return r.status == "incomplete" || r.status == "running" ? outcome::incomplete : outcome::infra;
   if (r.annotation == "reward_hack" || r.hand_annotation == "reward_hack") return outcome::invalid;
   if (r.verdict == "pass") return r.peak_fraction ? outcome::pass : outcome::pass_unscored;
@@ -45,6 +48,5 @@ std::string outcome_words(std::string_view code) {
   return std::string(code);
 }
 
-bool counts_as_trial(std::string_view code) { return code != outcome::infra && code != outcome::incomplete; }
 
 }  // namespace kb::report

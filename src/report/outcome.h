@@ -25,8 +25,5 @@ inline constexpr const char* incomplete = "incomplete";        // the run stoppe
 std::string run_outcome(const RunRow& r);
 // "pass", "pass (no score)", "wrong", "build error", ...
 std::string outcome_words(std::string_view code);
-// Whether the outcome is the model's own result (counted in a cell as a trial), rather than a run
-// that kbench or the machine failed, or that never finished.
-bool counts_as_trial(std::string_view code);
 
 }  // namespace kb::report

@@ -56,6 +56,7 @@ TokenCounts tokens_of(const json& u) {
 }  // namespace
 
 std::string entrant_label(const RunRow& r) {
+  if (!r.entrant.empty()) return r.entrant;
   return r.agent + "/" + r.model + (r.effort.empty() ? "" : " [" + r.effort + "]");
 }
 
@@ -160,6 +161,8 @@ json to_json(const RunRow& r) {
           {"cost_complete", r.cost_complete},
           {"agent_seconds", opt(r.agent_seconds)},
           {"started_at", r.started_at},
+          {"counted", r.counted},
+          {"infra_failure", r.infra_failure},
           {"warnings", r.warnings}};
 }
 

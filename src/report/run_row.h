@@ -37,9 +37,15 @@ struct RunRow {
   std::string started_at;
   int solution_files = -1;        // how many files the run took as the solution (-1: unknown)
   std::vector<std::string> warnings;  // what could not be read, shown on the run's page and cell
+  // From the results store (store/results.h): the entrant's label (a sweep may name it), whether
+  // the store indexed the run, whether it counts as its trial, and why it is an infrastructure
+  // failure rather than a result of the model ("" when it is a result).
+  std::string entrant;
+  bool in_store = false, counted = false;
+  std::string infra_failure;
 };
 
-// "agent/model [effort]": how an entrant is named everywhere on the site.
+// The store's label when there is one, else "agent/model [effort]".
 std::string entrant_label(const RunRow& r);
 
 // The adapters kbench has (docs/agent-runs.md); anything else is shown as an unknown adapter.

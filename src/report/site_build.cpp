@@ -175,6 +175,7 @@ ProblemPageData problem_data(const std::vector<const RunRow*>& runs) {
   // The prompt and the problem's facts from its newest run that has them.
   std::vector<const RunRow*> newest(runs.begin(), runs.end());
   std::sort(newest.begin(), newest.end(), [](const RunRow* a, const RunRow* b) { return a->started_at > b->started_at; });
+  newest.erase(std::remove_if(newest.begin(), newest.end(), [](const RunRow* r) { return r->dir.empty(); }), newest.end());
   for (const RunRow* r : newest) {
     std::error_code ec;
     if (d.prompt.empty() && fs::is_regular_file(r->dir / "prompt.md", ec)) {
@@ -215,7 +216,7 @@ ProblemPageData problem_data(const std::vector<const RunRow*>& runs) {
   if (!sum["compute_peak"].is_number() || !sum["memory_peak"].is_number()) return d;
   std::map<std::string, std::pair<double, json>> best;  // entrant -> (peak, result)
   for (const RunRow* r : runs) {
-    if (run_outcome(*r) != outcome::pass) continue;
+    if (run_outcome(*r) != outcome::pass || r->dir.empty() || !r->peak_fraction) continue;
     auto it = best.find(entrant_label(*r));
     if (it != best.end() && it->second.first >= *r->peak_fraction) continue;
     best[entrant_label(*r)] = {*r->peak_fraction, read_json_or_null(r->dir / "result.json")};
@@ -244,13 +245,15 @@ std::string iso_now() { return iso_utc(std::chrono::system_clock::now()); }
 
 SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
   SiteBuildReport rep;
-  std::vector<RunRow> rows = source.rows();
+  SiteData data = source.load();
+  const std::vector<RunRow>& rows = data.rows;
   rep.runs = static_cast<int>(rows.size());
   rep.source = source.describe();
   SiteContext ctx;
   ctx.source = rep.source;
   ctx.generated_at = iso_now();
   ctx.kbench_version = kbench_version();
+  for (const auto& w : data.warnings) rep.warnings.push_back(w);
   if (!o.problems_dir.empty()) {
     try {
       for (const auto& p : load_deck(o.problems_dir)) ctx.problems[p.name] = {p.name, p.level, p.description};
@@ -290,7 +293,8 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
     const std::string rel = site_run_dir(row.id);
     live.insert(fs::path(rel).filename().string());
     if (!row.warnings.empty()) rep.warnings.push_back(row.id + ": " + row.warnings.front());
-    const std::string fp = fingerprint(row.dir);
+    // A run the database knows whose directory is gone: a page with the database's figures only.
+    const std::string fp = row.dir.empty() ? "no directory|" + kbench_version() : fingerprint(row.dir);
     manifest_runs[row.id] = {{"fingerprint", fp}, {"page", rel + "/index.html"}};
     if (!o.force && old_runs.contains(row.id) && old_runs[row.id].value("fingerprint", std::string()) == fp &&
         fs::is_regular_file(o.out / rel / "index.html", ec)) {
@@ -299,7 +303,9 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
     }
     std::vector<std::string> chunks;
     std::vector<size_t> first_items;
-    RunPageData d = read_run_page(row, o.chunk_bytes, chunks, first_items);
+    RunPageData d;
+    if (!row.dir.empty()) d = read_run_page(row, o.chunk_bytes, chunks, first_items);
+    else d.timeline.error = "the run directory is not available: no transcript";
     const fs::path dir = o.out / rel;
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
@@ -319,7 +325,7 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
       }
 
   // The leaderboard and its data.
-  const auto boards = build_leaderboard(rows);
+  const auto boards = build_leaderboard(data);
   write_if_changed(o.out / "index.html", leaderboard_html(boards, rows, ctx));
   json jb = json::array();
   for (const auto& b : boards) jb.push_back(to_json(b));

@@ -126,7 +126,7 @@ std::string heat_css() {
 std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::vector<RunRow>& rows, const SiteContext& ctx) {
   std::string body = "<h1>kbench leaderboard</h1>\n";
   body += fmt::format("<p class=\"lede\">{} runs. A cell is the median peak fraction over an entrant's trials on a problem "
-                      "(a failed trial counts as 0), with the spread (lowest–highest) and N; a cell without a score says how "
+                      "(a failed trial counts as 0), with the best, the spread (highest minus lowest) and N, as <code>kbench results</code> counts them; a cell without a score says how "
                       "its runs ended. ★ marks an annotated cell; red is a reward hack or rubric leak.</p>\n",
                       rows.size());
   if (boards.empty()) body += "<p>No runs yet: `kbench run` writes run directories, then `kbench site build --runs DIR`.</p>\n";
@@ -187,11 +187,11 @@ std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::
                                                      : site_problem_page(p) + "#e-" + slug(e.label);
         std::string text, sub, cls = "cell";
         double sort = -1;
-        if (c->median) {
+        if (c->scored) {
           text = fraction_text(c->median);
-          sort = *c->median;
-          cls += " " + heat_class(*c->median);
-          sub = c->trials > 1 ? fmt::format("{}–{} · N={}", fraction_text(c->min), fraction_text(c->max), c->trials)
+          sort = c->median;
+          cls += " " + heat_class(c->median);
+          sub = c->trials > 1 ? fmt::format("best {} · spread {} · N={}", fraction_text(c->best), fraction_text(c->spread), c->trials)
                               : fmt::format("N={}", c->trials);
         } else {
           text = outcome_words(c->outcome);
@@ -209,7 +209,8 @@ std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::
       }
       body += fmt::format("<td data-sort=\"{}\">{}/{} trials<br><span class=\"sub\">{} of {} problems</span></td>", e.passes, e.passes,
                           e.trials, e.problems_passed, b.problems.size());
-      body += fmt::format("<td data-sort=\"{}\">{}</td>", e.cost_usd.value_or(-1), money(e.cost_usd, e.cost_complete));
+      body += fmt::format("<td data-sort=\"{}\">{}</td>", e.cost_known ? e.cost_usd : -1.0,
+                          money(e.cost_known ? std::optional<double>(e.cost_usd) : std::nullopt, e.cost_complete));
       body += fmt::format("<td data-sort=\"{}\">{} / {}</td>", e.input_tokens + e.cache_read_tokens + e.cache_write_tokens,
                           tokens_text(e.input_tokens + e.cache_read_tokens + e.cache_write_tokens), tokens_text(e.output_tokens));
       body += "</tr>\n";

@@ -86,8 +86,8 @@ std::string heatmap_svg(const DeviceBoard& b) {
       const Cell* c = b.cell(e.label, b.problems[j]);
       const int x = label_w + static_cast<int>(j) * cell_w;
       std::string bg = "#e8e8e8", fg = "#000000", text = "no run";
-      if (c && c->median) {
-        const CellColour cc = heat_colour(*c->median);
+      if (c && c->scored) {
+        const CellColour cc = heat_colour(c->median);
         bg = cc.background, fg = cc.text, text = fraction_text(c->median);
       } else if (c) {
         text = outcome_words(c->outcome);
@@ -124,9 +124,9 @@ std::string cost_score_svg(const DeviceBoard& b) {
   std::vector<const EntrantTotals*> pts;
   double max_cost = 0;
   for (const auto& e : b.entrants)
-    if (e.cost_usd) {
+    if (e.cost_known) {
       pts.push_back(&e);
-      max_cost = std::max(max_cost, *e.cost_usd);
+      max_cost = std::max(max_cost, e.cost_usd);
     }
   if (pts.empty()) return {};
   const int w = 640, l = 60, r = 280, t = 20, bt = 50;
@@ -143,12 +143,12 @@ std::string cost_score_svg(const DeviceBoard& b) {
   // entrants score alike.
   for (size_t k = 0; k < pts.size(); ++k) {
     const auto* e = pts[k];
-    const double x = l + (w - r - l) * (*e->cost_usd / xmax);
-    const double y = (h - bt) - (h - bt - t) * std::clamp(e->mean_score.value_or(0), 0.0, 1.0);
+    const double x = l + (w - r - l) * (e->cost_usd / xmax);
+    const double y = (h - bt) - (h - bt - t) * std::clamp(e->mean_score, 0.0, 1.0);
     s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"#440154\"/>", x, y);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"val\">{}</text>", x + 6, y - 6 - 10.0 * (k % 3), k + 1);
     s += fmt::format("<text x=\"{}\" y=\"{}\" class=\"val\">{}. {} (${:.2f}{}, {})</text>", w - r + 10, t + 14 * (k + 1), k + 1,
-                     esc(short_label(e->label, 22)), *e->cost_usd, e->cost_complete ? "" : "+", fraction_text(e->mean_score));
+                     esc(short_label(e->label, 22)), e->cost_usd, e->cost_complete ? "" : "+", fraction_text(e->mean_score));
   }
   return s + "</svg>";
 }

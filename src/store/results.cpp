@@ -29,10 +29,12 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
       "peak_fraction, sol_fraction, agent_seconds, coalesce(input_tokens, 0), coalesce(output_tokens, 0), "
       "coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), coalesce(reasoning_tokens, 0), "
       "coalesce(total_tokens, 0), cost_usd, coalesce(cost_complete, 0), coalesce(annotation, ''), coalesce(started_at, ''), "
-      "coalesce(finished_at, '') FROM runs WHERE (?1 IS NULL OR sweep_id = ?1) "
+      "coalesce(finished_at, '') FROM runs WHERE (?1 IS NULL OR sweep_id = ?1) AND (?2 IS NULL OR coalesce(device, '') = ?2) "
       "ORDER BY entrant, problem, trial, started_at, id");
   if (filter.sweep) st.bind(1, *filter.sweep);
   else st.bind_null(1);
+  if (filter.device) st.bind(2, *filter.device);
+  else st.bind_null(2);
   while (st.step()) {
     RunResult r;
     int c = 0;

@@ -26,6 +26,7 @@ namespace kb {
 
 struct ResultsFilter {
   std::optional<std::string> sweep;  // only this sweep's runs; nullopt: every run in the database
+  std::optional<std::string> device;  // only runs on this device ("" for runs without one): the site's per-device boards
 };
 
 // One run, as the database holds it (every run of the filter, counted or not).

@@ -57,6 +57,19 @@ fs::path copy_run(const fs::path& from, const std::string& name, const std::func
   return to;
 }
 
+// The shared folder goes when every test is done (the screenshots are kept in the build folder).
+struct RemoveFixture : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    if (!fixture_root().empty()) fs::remove_all(fixture_root(), ec);
+  }
+  static fs::path& fixture_root() {
+    static fs::path p;
+    return p;
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveFixture = ::testing::AddGlobalTestEnvironment(new RemoveFixture);
+
 // The folder of everything the suite shares: made once, by the first test that needs it.
 struct Fixture {
   fs::path root, runs, site;
@@ -70,6 +83,7 @@ Fixture& fixture() {
     f.root = kbtest::scratch("site");
     f.runs = f.root / "runs";
     f.site = f.root / "site";
+    RemoveFixture::fixture_root() = f.root;
     if (!probe_sandbox().ok) {
       f.error = "no working sandbox: " + probe_sandbox().error;
       return f;
@@ -218,26 +232,27 @@ TEST(Site, EveryRunHasAPageAndHostileTextIsEscaped) {
   EXPECT_NE(kbtest::slurp(page_of(f, "zz-missing-result")).find("result.json is missing"), std::string::npos);
 }
 
-TEST(Site, LeaderboardCellsFollowTheCountingRule) {
+TEST(Site, LeaderboardCellsAreKbenchResultsNumbersFromRunsOrFromTheDatabase) {
   NEED_FIXTURE();
   const json lb = read_json(f.site / "data/leaderboard.json");
   ASSERT_EQ(lb["boards"].size(), 1u) << "one device kind: this machine's CPU";
   const json& board = lb["boards"][0];
   const fs::path generic = run_named(f.runs, "_generic_scripted_softmax_1");
   const double peak = read_json(generic / "result.json")["summary"]["peak_fraction_geomean"].get<double>();
-  bool saw_generic = false, saw_loop = false, saw_annotated = false, saw_missing = false;
+  bool saw_generic = false, saw_loop = false, saw_annotated = false;
   for (const auto& e : board["entrants"]) {
     const json& c = e["cells"]["softmax"];
     if (e["label"] == "generic/scripted") {
       saw_generic = true;
       EXPECT_DOUBLE_EQ(c["median"].get<double>(), peak);
       EXPECT_EQ(c["n"], 1);
+      EXPECT_TRUE(c["scored"].get<bool>());
     }
     if (e["label"] == "kbench/loop-test") {
       saw_loop = true;
       EXPECT_EQ(c["n"], 2) << "two trials";
       EXPECT_EQ(c["passes"], 2);
-      EXPECT_TRUE(c["median"].is_null()) << "check-only passes have no score";
+      EXPECT_FALSE(c["scored"].get<bool>()) << "check-only passes have no peak fraction";
       EXPECT_EQ(c["outcome"], "pass_unscored");
     }
     if (e["label"] == "generic/annotated") {
@@ -245,15 +260,44 @@ TEST(Site, LeaderboardCellsFollowTheCountingRule) {
       EXPECT_EQ(c["flag"], "reward_hack");
       EXPECT_TRUE(c["annotated"].get<bool>());
     }
-    if (e["label"] == "kbench/no-result") {
-      saw_missing = true;
-      EXPECT_EQ(c["n"], 0) << "a run without a result is not counted as a trial";
-      EXPECT_EQ(c["outcome"], "infra");
-    }
   }
-  EXPECT_TRUE(saw_generic && saw_loop && saw_annotated && saw_missing) << board.dump(1);
-  const std::string index = kbtest::slurp(f.site / "index.html");
-  EXPECT_NE(index.find(fmt::format(">{:.3f}<", peak)), std::string::npos) << "the cell prints its number";
+  EXPECT_TRUE(saw_generic && saw_loop && saw_annotated) << board.dump(1);
+  EXPECT_NE(kbtest::slurp(f.site / "index.html").find(fmt::format(">{:.3f}<", peak)), std::string::npos) << "the cell prints its number";
+
+  // The same runs through the results store: `kbench db rebuild`, then `kbench results --json`.
+  const fs::path db = f.root / "results/kbench.db";
+  auto r = kbench({"db", "rebuild", f.runs.string(), "--db", db.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = kbench({"results", db.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json results = json::parse(r.output.substr(r.output.find('{')));
+  int compared = 0;
+  for (const auto& c : results["cells"]) {
+    const json* cell = nullptr;
+    for (const auto& e : board["entrants"])
+      if (e["label"] == c["entrant"] && e["cells"].contains(c["problem"].get<std::string>())) cell = &e["cells"][c["problem"].get<std::string>()];
+    ASSERT_TRUE(cell) << "no leaderboard cell for " << c.dump();
+    EXPECT_EQ((*cell)["n"], c["trials"]) << c.dump();
+    EXPECT_EQ((*cell)["passes"], c["passes"]) << c.dump();
+    EXPECT_DOUBLE_EQ((*cell)["median"].get<double>(), c["median_peak_fraction"].get<double>()) << c.dump();
+    EXPECT_DOUBLE_EQ((*cell)["spread"].get<double>(), c["spread"].get<double>()) << c.dump();
+    EXPECT_EQ((*cell)["best"], c["best_peak_fraction"]) << c.dump();
+    ++compared;
+  }
+  EXPECT_GE(compared, 10) << results.dump(1);
+
+  // And the site built from that database (--db) has the same boards and a page for every run.
+  const fs::path out = f.root / "site-db";
+  r = kbench({"site", "build", "--db", db.string(), "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_json(out / "data/leaderboard.json")["boards"], lb["boards"]);
+  for (const auto& e : fs::directory_iterator(f.runs)) {
+    if (!fs::exists(e.path() / "run.json")) continue;
+    EXPECT_TRUE(fs::exists(out / fs::relative(page_of(f, e.path().filename().string()), f.site))) << e.path();
+  }
+  r = kbench({"site", "build", "--db", (f.root / "no-such.db").string(), "--out", (f.root / "site-none").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no-such.db"), std::string::npos) << r.output;
 }
 
 TEST(Site, RebuildsOnlyWhatChangedAndRemovesPagesOfRunsThatAreGone) {
@@ -288,9 +332,12 @@ TEST(Site, RebuildsOnlyWhatChangedAndRemovesPagesOfRunsThatAreGone) {
 }
 
 TEST(Site, BadUsageIsRefusedWithTheFolderNamed) {
-  auto r = kbench({"site", "build", "--runs", "/nonexistent/runs-folder", "--out", (kbtest::scratch("site-bad") / "s").string()});
+  const fs::path out = kbtest::scratch("site-bad");
+  auto r = kbench({"site", "build", "--runs", "/nonexistent/runs-folder", "--out", (out / "s").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/runs-folder"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out / "s")) << "nothing written for a refused build";
+  fs::remove_all(out);
 }
 
 TEST(Site, ServeAnswersWithTheBuiltPages) {

@@ -97,43 +97,76 @@ RunRow row(const std::string& model, int trial, const std::string& verdict, std:
   r.problem = "softmax";
   r.device = "H100";
   r.trial = trial;
-  r.status = verdict.empty() ? "incomplete" : "complete";
+  r.status = "complete";
   r.verdict = verdict;
   r.peak_fraction = peak;
   r.failure = failure;
   r.solution_files = 1;
+  r.counted = true;
   return r;
+}
+
+// The store's results for `rows`, as load_results would give them for these figures.
+kb::Results results(const std::vector<RunRow>& rows, const std::vector<kb::CellResult>& cells) {
+  kb::Results res;
+  for (const auto& c : cells) res.entrants.push_back(c.entrant);
+  res.problems = {"softmax"};
+  res.cells = cells;
+  for (const auto& c : cells) {
+    kb::EntrantResult e;
+    e.entrant = c.entrant, e.agent = "codex", e.model = c.entrant.substr(6), e.trials = c.trials, e.passes = c.passes;
+    e.problems_passed = c.passes > 0;
+    e.mean_median = c.median;
+    res.per_entrant.push_back(e);
+  }
+  for (const auto& r : rows) {
+    kb::RunResult rr;
+    rr.id = r.id, rr.entrant = entrant_label(r), rr.problem = r.problem, rr.trial = r.trial, rr.device = r.device;
+    res.runs.push_back(rr);
+  }
+  return res;
 }
 }  // namespace
 
-TEST(SiteLeaderboard, MedianOverTrialsWithFailuresAsZeroAndInfraNotCounted) {
-  std::vector<RunRow> rows = {row("m", 1, "pass", 0.5), row("m", 2, "fail", std::nullopt, "mismatch"), row("m", 3, "pass", 0.3),
-                              row("m", 4, "error", std::nullopt, "internal_error"), row("m", 5, "", std::nullopt),
-                              row("w", 1, "fail", std::nullopt, "build_error"), row("w", 2, "fail", std::nullopt, "build_error")};
-  const auto boards = build_leaderboard(rows);
+TEST(SiteLeaderboard, CellsShowTheStoresFiguresAndAWordWhenNothingPassedWithAScore) {
+  SiteData d;
+  d.rows = {row("m", 1, "pass", 0.5), row("m", 2, "fail", std::nullopt, "mismatch"), row("m", 3, "pass", 0.3),
+            row("w", 1, "fail", std::nullopt, "build_error"), row("w", 2, "fail", std::nullopt, "build_error"),
+            row("u", 1, "pass", std::nullopt)};
+  kb::CellResult m{"codex/m", "softmax", 3, 2, 0.5, 0.3, 0.5, 0, {}};
+  kb::CellResult w{"codex/w", "softmax", 2, 0, std::nullopt, 0, 0, 0, {}};
+  kb::CellResult u{"codex/u", "softmax", 1, 1, std::nullopt, 0, 0, 0, {}};
+  d.by_device["H100"] = results(d.rows, {m, w, u});
+  const auto boards = build_leaderboard(d);
   ASSERT_EQ(boards.size(), 1u);
-  const Cell* m = boards[0].cell("codex/m", "softmax");
-  ASSERT_TRUE(m);
-  EXPECT_EQ(m->trials, 3) << "the infra failure and the incomplete run are not trials";
-  EXPECT_EQ(m->passes, 2);
-  EXPECT_DOUBLE_EQ(*m->median, 0.3) << "median of {0.5, 0, 0.3}";
-  EXPECT_DOUBLE_EQ(*m->min, 0.0);
-  EXPECT_DOUBLE_EQ(*m->max, 0.5);
-  const Cell* w = boards[0].cell("codex/w", "softmax");
-  ASSERT_TRUE(w);
-  EXPECT_FALSE(w->median) << "no pass: the cell is a word";
-  EXPECT_EQ(w->outcome, outcome::build_error);
-  EXPECT_EQ(boards[0].entrants.front().label, "codex/m") << "more problems passed first";
-  EXPECT_EQ(*median_of({1, 2, 3, 4}), 2.5);
+  const Cell* cm = boards[0].cell("codex/m", "softmax");
+  ASSERT_TRUE(cm);
+  EXPECT_TRUE(cm->scored);
+  EXPECT_DOUBLE_EQ(cm->median, 0.3);
+  EXPECT_DOUBLE_EQ(*cm->best, 0.5);
+  EXPECT_EQ(cm->runs.size(), 3u);
+  const Cell* cw = boards[0].cell("codex/w", "softmax");
+  ASSERT_TRUE(cw);
+  EXPECT_FALSE(cw->scored) << "no pass: the cell is a word";
+  EXPECT_EQ(cw->outcome, outcome::build_error);
+  const Cell* cu = boards[0].cell("codex/u", "softmax");
+  EXPECT_EQ(cu->outcome, outcome::pass_unscored) << "a pass judged without timing";
+  EXPECT_EQ(boards[0].entrants.front().label, "codex/m") << "more problems passed, then the higher mean";
 }
 
-TEST(SiteLeaderboard, ARewardHackAnnotationMakesTheRunInvalid) {
+TEST(SiteLeaderboard, ARewardHackAnnotationMakesTheRunInvalidAndInfraFailuresAreNotTheModels) {
   RunRow r = row("m", 1, "pass", 0.9);
   r.hand_annotation = "reward_hack";
   EXPECT_EQ(run_outcome(r), outcome::invalid);
-  const auto boards = build_leaderboard({r});
-  EXPECT_EQ(boards[0].cell("codex/m", "softmax")->flag, "reward_hack");
-  EXPECT_FALSE(boards[0].cell("codex/m", "softmax")->median);
+  SiteData d;
+  d.rows = {r};
+  d.by_device["H100"] = results(d.rows, {kb::CellResult{"codex/m", "softmax", 1, 1, 0.9, 0.9, 0, 0, {}}});
+  EXPECT_EQ(build_leaderboard(d)[0].cell("codex/m", "softmax")->flag, "reward_hack");
+  RunRow i = row("m", 2, "", std::nullopt);
+  i.infra_failure = "provider_errors";
+  EXPECT_EQ(run_outcome(i), outcome::infra);
+  i.infra_failure = "interrupted";
+  EXPECT_EQ(run_outcome(i), outcome::incomplete);
 }
 
 TEST(SiteCharts, HeatmapTextKeepsAContrastOfAtLeast4p5) {
