@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "core/json_text.h"
 #include "cli/app.h"
+#include "core/json_text.h"
 #include "eval/hand_annotation.h"
 
 namespace kb::cli {

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <set>
 
-#include "core/json_text.h"
 #include "cli/app.h"
+#include "core/json_text.h"
 #include "target/target.h"
 
 namespace kb::cli {

@@ -3,9 +3,9 @@
 
 #include <iostream>
 
-#include "core/json_text.h"
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
+#include "core/json_text.h"
 #include "core/tensor.h"
 #include "eval/comparator.h"
 #include "eval/judge.h"

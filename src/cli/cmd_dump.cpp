@@ -8,16 +8,17 @@
 #include <iostream>
 #include <set>
 
-#include "core/json_text.h"
 #include "cli/app.h"
-#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
+#include "cli/option_checks.h"
+#include "core/json_text.h"
 #include "core/safetensors.h"
 #include "core/version.h"
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
+#include "store/atomic_file.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -59,6 +60,10 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
   const uint64_t weights_seed = c.weights_seed_given ? c.weights_seed : seed;
   if (c.out.extension() != ".safetensors")
     throw UsageError(fmt::format("--out {}: expected a file name ending in .safetensors", c.out.string()));
+  if (fs::is_symlink(c.out))
+    throw UsageError(fmt::format("--out {}: a symbolic link; kbench writes a file of its own, not through a link", c.out.string()));
+  if (fs::exists(c.out) && !fs::is_regular_file(c.out))
+    throw UsageError(fmt::format("--out {}: exists and is not a file", c.out.string()));
   if (c.out.has_parent_path() && !fs::is_directory(c.out.parent_path()))
     throw UsageError(fmt::format("--out {}: the folder {} does not exist", c.out.string(), c.out.parent_path().string()));
   require_generators(p);
@@ -108,7 +113,10 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
                    {"kbench_version", kbench_version()},
                    {"expected", "fp64 oracle values; rows not computed (see rows) are NaN"}};
   if (!comparators.empty()) file.metadata["comparators"] = comparators;
-  write_safetensors(c.out, file);
+  // Through a temporary and a rename: a failed write leaves the old file whole, and a symbolic link
+  // at --out is replaced, never written through.
+  const auto bytes = encode_safetensors(file);
+  write_file_atomically(c.out, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 
   if (g.json) {
     json tensors = json::array();

@@ -5,11 +5,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "core/json_text.h"
 #include "cli/app.h"
-#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
+#include "cli/option_checks.h"
 #include "cli/report.h"
+#include "core/json_text.h"
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"

@@ -5,11 +5,11 @@
 
 #include <iostream>
 
-#include "core/json_text.h"
 #include "agent/gateway/gateway.h"
 #include "agent/gateway/prices.h"
 #include "cli/app.h"
 #include "cli/option_checks.h"
+#include "core/json_text.h"
 #include "store/atomic_file.h"
 
 namespace kb::cli {

@@ -5,13 +5,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/json_text.h"
 #include "agent/agent_run.h"
 #include "agent/budget.h"
 #include "cli/app.h"
-#include "cli/option_checks.h"
 #include "cli/deck_lookup.h"
+#include "cli/option_checks.h"
 #include "cli/report.h"
+#include "core/json_text.h"
 #include "store/run_dir.h"
 
 namespace kb::cli {

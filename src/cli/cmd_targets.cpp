@@ -3,8 +3,8 @@
 
 #include <iostream>
 
-#include "core/json_text.h"
 #include "cli/app.h"
+#include "core/json_text.h"
 #include "target/target.h"
 
 namespace kb::cli {

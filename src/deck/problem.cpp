@@ -654,9 +654,13 @@ Variables Problem::variables(const ShapeCase& shape) const {
 }
 
 std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase& shape) const {
-  std::string where = "shape case (" + dims_text(dims, shape.dims) + ")";
-  for (size_t i = 0; i < shapes.size(); ++i)
-    if (&shapes[i] == &shape) where = fmt::format("shapes[{}] ({})", i, shape_label(i));
+  // Named only when an error is reported: finding the case's index is a walk over every case,
+  // which made loading quadratic in the number of shapes.
+  auto where_text = [&] {
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (&shapes[i] == &shape) return fmt::format("shapes[{}] ({})", i, shape_label(i));
+    return "shape case (" + dims_text(dims, shape.dims) + ")";
+  };
   const std::string file = (dir / "problem.toml").string();
   const Variables vars = variables(shape);
   std::vector<int64_t> out;
@@ -666,13 +670,13 @@ std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase&
     try {
       v = t.shape[d].eval(vars);
     } catch (const ExprError& err) {
-      throw SpecError(fmt::format("{}: {}: cannot be evaluated for {}: {}", file, path, where, err.what()));
+      throw SpecError(fmt::format("{}: {}: cannot be evaluated for {}: {}", file, path, where_text(), err.what()));
     }
     // 2^53: beyond it doubles no longer hold every integer, and no real tensor is that large.
     if (!(v >= 1 && v == std::floor(v) && v <= 9007199254740992.0))
       throw SpecError(fmt::format("{}: {}: expected a positive integer, found \"{}\" = {} for {}; fix the expression "
                                   "or choose dims that make it a positive integer",
-                                  file, path, t.shape[d].text(), number_text(v), where));
+                                  file, path, t.shape[d].text(), number_text(v), where_text()));
     out.push_back(static_cast<int64_t>(v));
   }
   // The element count in checked arithmetic: batch = vocab = 2^32 once wrapped to 0 and crashed
@@ -683,7 +687,7 @@ std::vector<int64_t> Problem::tensor_shape(const TensorSpec& t, const ShapeCase&
     if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements)
       throw SpecError(fmt::format("{}: {}.shape: {} {} has more than 2^38 elements for {}: too large for kbench to hold; "
                                   "choose smaller dims",
-                                  file, tensor_key(*this, t), t.name, shape_string(out), where));
+                                  file, tensor_key(*this, t), t.name, shape_string(out), where_text()));
   return out;
 }
 
@@ -720,8 +724,13 @@ std::vector<Problem> load_deck(const fs::path& root) {
   if (!fs::is_directory(root, ec))
     throw SpecError(root.string() + ": not a directory; expected the deck folder holding one folder per problem");
   std::vector<fs::path> dirs;
-  for (const auto& entry : fs::directory_iterator(root))
-    if (entry.is_directory() && fs::is_regular_file(entry.path() / "problem.toml")) dirs.push_back(entry.path());
+  // An entry that cannot be resolved (a symlink loop, a dangling link, no permission) is not a
+  // problem folder: it must not take the rest of the deck down with it.
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    std::error_code e;
+    if (entry.is_directory(e) && fs::is_regular_file(entry.path() / "problem.toml", e)) dirs.push_back(entry.path());
+  }
+  if (ec) throw SpecError(root.string() + ": cannot list the deck folder: " + ec.message());
   // Sorted before loading, so that "the first bad one" is the same on every machine.
   std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   std::vector<Problem> deck;

@@ -171,3 +171,36 @@ TEST(CliBadInput, AFolderNameThatIsNotUtf8StillGetsItsVerdictRecorded) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliBadInput, DumpNeverWritesThroughASymbolicLink) {
+  const fs::path dir = scratch("dump-link");
+  std::ofstream(dir / "precious.txt") << "someone's file\n";
+  fs::create_symlink(dir / "precious.txt", dir / "case.safetensors");
+  const auto r = kbench({"dump", "softmax", "--out", (dir / "case.safetensors").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("symbolic link"), std::string::npos) << r.output;
+  std::ifstream in(dir / "precious.txt");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "someone's file\n");
+  // A plain file is replaced whole, through a rename: no temporary is left beside it.
+  const auto ok = kbench({"dump", "softmax", "--out", (dir / "fresh.safetensors").string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename().string().find(".tmp") == std::string::npos ? 1 : 100;
+  EXPECT_EQ(files, 3u);
+  fs::remove_all(dir);
+}
+
+TEST(CliBadInput, ASymlinkLoopInTheDeckDoesNotHideTheOtherProblems) {
+  const fs::path deck = scratch("loop-deck");
+  fs::copy(fs::path(KBENCH_SOURCE_DIR) / "problems/softmax", deck / "softmax", fs::copy_options::recursive);
+  fs::create_symlink(deck / "loop", deck / "loop");
+  const auto r = kbench({"list", "--problems", deck.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("softmax"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  fs::remove_all(deck);
+}
+
+}  // namespace
