@@ -378,6 +378,15 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
                                {"seconds", b.seconds},          {"killed_at_budget", b.killed_at_budget},
                                {"sigterm_sent", b.terminated},  {"sigkill_sent", b.killed},
                                {"strays_after_exit", b.strays}, {"survivors", b.survivors}};
+    // 126/127: the shell could not execute the agent's command (not executable, not found). The
+    // model never saw the problem, so what follows is no result of the model's: the store counts
+    // the run as an infrastructure failure (store/run_index.cpp), retried by sweeps.
+    if (!b.killed_at_budget && !b.signal && (b.exit_code == 126 || b.exit_code == 127)) {
+      record["agent_process"]["start_failure"] =
+          fmt::format("the agent's command could not be run (exit code {}: {})", b.exit_code,
+                      b.exit_code == 127 ? "command not found" : "not executable");
+      say(record["agent_process"]["start_failure"].get<std::string>());
+    }
     say(b.killed_at_budget ? fmt::format("agent stopped at its budget after {:.1f} s", b.seconds)
         : b.interrupted    ? fmt::format("agent stopped: kbench got signal {}", b.interrupt_signal)
                            : fmt::format("agent finished after {:.1f} s ({})", b.seconds,

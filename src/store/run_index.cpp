@@ -91,6 +91,7 @@ std::optional<std::string> infra_failure(const json& record, const fs::path& run
     // exited, so it says nothing about who ended the agent.
     if (kill_signal && !ap.value("killed_at_budget", false)) return "agent_killed";
   }
+  if (record.value("agent_process", json::object()).contains("start_failure")) return "agent_start_failure";
   if (record.contains("gateway") && fs::exists(run_dir / "gateway.jsonl")) {
     const GatewayCounts g = count_gateway(run_dir / "gateway.jsonl");
     const json ap = record.value("agent_process", json::object());

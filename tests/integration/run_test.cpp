@@ -10,6 +10,7 @@
 #include "target/ceilings.h"
 #include "agent_test_util.h"
 #include "core/subprocess.h"
+#include "store/run_index.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -151,6 +152,24 @@ TEST(Run, RefusesToRunUnsandboxedUnlessToldAndRecordsIt) {
   EXPECT_EQ(rec["sandbox"]["enabled"], false);
   EXPECT_EQ(rec["sandbox"]["available"], false);
   EXPECT_NE(rec["sandbox"]["probe_error"].get<std::string>().find("No permissions"), std::string::npos) << rec.dump(2);
+  fs::remove_all(root);
+}
+
+// Robustness sweep: `kbench run` with an agent command that does not exist (the shell's exit 127)
+// was recorded as a complete run in which the model wrote a failing solution.
+TEST(Run, AnAgentCommandThatCannotRunIsAStartFailureNotAModelResult) {
+  const fs::path root = kbtest::scratch("run-no-such-agent");
+  auto r = kbench({"run", "--agent", "generic", "--model", "scripted", "--problem", "softmax", "--target", "host",
+                   "--check-only", "--runs-dir", (root / "runs").string(), "--command", "kbench-no-such-agent-command --go"});
+  const fs::path dir = only_run(root / "runs");
+  const json rec = read_json(dir / "run.json");
+  EXPECT_EQ(rec["agent_process"]["exit_code"], 127) << rec.dump(2);
+  ASSERT_TRUE(rec["agent_process"].contains("start_failure")) << rec.dump(2);
+  EXPECT_NE(rec["agent_process"]["start_failure"].get<std::string>().find("command not found"), std::string::npos);
+  EXPECT_NE(r.output.find("could not be run"), std::string::npos) << r.output;
+  const kb::RunRow row = kb::read_run_dir(dir);
+  ASSERT_TRUE(row.infra_failure.has_value()) << "counted as the model's result";
+  EXPECT_EQ(*row.infra_failure, "agent_start_failure");
   fs::remove_all(root);
 }
 
