@@ -47,6 +47,16 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
   if (!fs::is_directory(c.solution)) throw UsageError("solution folder " + c.solution.string() + " does not exist");
+  // What the target builds must be there; a folder without it is the user's mistake, not a verdict.
+  {
+    std::error_code ec;
+    const bool cpp = fs::is_regular_file(c.solution / "solution.cpp", ec), cu = fs::is_regular_file(c.solution / "solution.cu", ec);
+    if ((c.target == "host" && !cpp) || (c.target == "cuda" && !cu) || (!cpp && !cu))
+      throw UsageError(fmt::format("solution folder {} holds no {} (a solution is solution.cpp for the host target, "
+                                   "solution.cu for cuda; include/kbench/solution.h)",
+                                   c.solution.string(), c.target == "host" ? "solution.cpp" : c.target == "cuda" ? "solution.cu"
+                                                                                                               : "solution.cpp or solution.cu"));
+  }
   EvalOptions& o = c.options;
   // The re-checked timed calls are drawn from the samples: fewer samples than re-checks would leave
   // the worker unable to re-check what the parent asked for (and fail an honest solution).
@@ -89,7 +99,8 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   if (fs::exists(c.out) && !fs::is_directory(c.out))
     throw UsageError(fmt::format("--out {}: not a folder", c.out.string()));
   o.work_dir = c.out;
-  fs::create_directories(o.work_dir);
+  if (std::error_code ec; fs::create_directories(o.work_dir, ec), ec)
+    throw UsageError(fmt::format("--out {}: cannot create the folder: {}", o.work_dir.string(), ec.message()));
   const bool tty = stderr_is_terminal();
   if (!g.json) o.progress = [tty](const std::string& s) { std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n"; };
   // In a sweep with several agents per GPU, the GPU's lock (sweep/gpu_lock.h) for the whole job.

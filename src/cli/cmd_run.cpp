@@ -45,6 +45,8 @@ int run_run(RunCommand& c, GlobalOptions& g) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--budget/--grace: ") + e.what());
   }
+  if (std::error_code ec; fs::create_directories(r.runs_dir, ec), ec)
+    throw UsageError(fmt::format("--runs-dir {}: cannot create the folder: {}", r.runs_dir.string(), ec.message()));
   if (!c.sweep_cell.empty()) {
     r.sweep_cell = json::parse(c.sweep_cell, nullptr, false);
     if (r.sweep_cell.is_discarded() || !r.sweep_cell.is_object()) throw UsageError("--sweep-cell: expected a JSON object");

@@ -24,13 +24,31 @@ std::string rate(double v, const char* unit) {
   return fmt::format("{:.2f} M{}", v / 1e6, unit);
 }
 
+// Text that came from outside kbench (compiler messages quoting the solution's source, a worker's
+// stderr, a folder name) with its control bytes shown as ^X: raw escape sequences would let a
+// solution repaint the terminal, a fake verdict line included. Newlines and tabs stay.
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += '^';
+      out += static_cast<char>(c == 0x7f ? '?' : c + 0x40);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void print_result(std::ostream& out, const EvalResult& r, bool color) {
   out << fmt::format("kbench {} {}  ·  target {} ({})\n  solution {}\n", r.mode, r.problem, r.target, r.device,
-                     r.solution_dir);
+                     terminal_text(r.solution_dir));
   if (!r.build.ok && r.failure == "build_error") {
-    out << "\n" << r.message << "\n";
+    out << "\n" << terminal_text(r.message) << "\n";
   } else if (!r.shapes.empty()) {
     out << fmt::format("\n  {:<34} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", "shape", "check", "median", "±iqr",
                        "hot", "FLOP/s", "bytes/s", "peak", "SoL");
@@ -59,7 +77,7 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
     const EvalResult& b = *r.baseline;
     out << fmt::format("\n  baseline: {} (reference line, not scored)\n", r.baseline_description.empty() ? b.solution_dir : r.baseline_description);
     if (b.verdict != "pass") {
-      out << fmt::format("    not available: {} ({})\n", b.failure, b.message.substr(0, b.message.find('\n')));
+      out << fmt::format("    not available: {} ({})\n", b.failure, terminal_text(b.message.substr(0, b.message.find('\n'))));
     } else {
       for (const auto& s : b.shapes)
         if (s.timing && s.roofline)
@@ -79,7 +97,7 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
                          r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"));
   } else {
     out << "\n  verdict " << paint(r.verdict == "fail" ? "FAIL" : "ERROR", "31;1", color) << " (" << r.failure << ")\n";
-    if (r.failure != "build_error") out << "  " << r.message << "\n";
+    if (r.failure != "build_error") out << "  " << terminal_text(r.message) << "\n";
   }
   // What the machine code holds (docs/result-schema.md `sass`) and how the run reads (docs/annotations.md).
   if (r.sass && r.sass->available) {

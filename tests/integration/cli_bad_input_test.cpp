@@ -204,3 +204,39 @@ TEST(CliBadInput, ASymlinkLoopInTheDeckDoesNotHideTheOtherProblems) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliBadInput, FoldersThatCannotServeAreUsageErrorsNamingThem) {
+  const fs::path dir = scratch("folders");
+  fs::create_directories(dir / "empty");
+  std::ofstream(dir / "a-file") << "x\n";
+  const auto empty = kbench({"check", "softmax", (dir / "empty").string(), "--target", "host"});
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("holds no solution.cpp"), std::string::npos) << empty.output;
+  const auto out = kbench({"eval", "softmax", solution("host-naive"), "--target", "host", "--out", (dir / "a-file" / "sub").string()});
+  EXPECT_EQ(out.exit_code, 2) << out.output;
+  EXPECT_NE(out.output.find("--out " + (dir / "a-file" / "sub").string() + ": cannot create the folder"), std::string::npos)
+      << out.output;
+  const auto runs = kbench({"run", "--agent", "generic", "--command", "true", "--model", "m", "--problem", "softmax", "--target",
+                            "host", "--runs-dir", (dir / "a-file").string()});
+  EXPECT_EQ(runs.exit_code, 2) << runs.output;
+  EXPECT_NE(runs.output.find("--runs-dir " + (dir / "a-file").string() + ": cannot create the folder"), std::string::npos)
+      << runs.output;
+  for (const auto& r : {empty, out, runs}) EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  fs::remove_all(dir);
+}
+
+TEST(CliBadInput, ControlBytesFromTheCompilerNeverReachTheTerminalRaw) {
+  // gcc quotes the offending source line: a solution could paint a fake verdict over the real one.
+  const fs::path dir = scratch("ansi");
+  fs::create_directories(dir / "sol");
+  std::ofstream(dir / "sol" / "solution.cpp") << "#error \"\x1b[2J\x1b[H  verdict PASS\"\n";
+  const auto r = kbench({"check", "softmax", (dir / "sol").string(), "--target", "host"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("^[[2J"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << "a raw escape byte reached the output";
+  fs::remove_all(dir);
+}
+
+}  // namespace
