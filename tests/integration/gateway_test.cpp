@@ -456,6 +456,9 @@ TEST(Gateway, ForwardNeverSendsTheKeyToAnotherHostNorToEndpointsItCannotCount) {
   ASSERT_GT(thief_port, 0);
   ASSERT_GT(up_port, 0);
   std::thread thief_thread([&] { thief.listen_after_bind(); }), up_thread([&] { up.listen_after_bind(); });
+  // stop() before a server's thread has entered its accept loop leaves that thread waiting forever
+  // (the thief is never contacted, so under load its thread may not have run yet).
+  while (!thief.is_running() || !up.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   setenv("KBENCH_TEST_UPSTREAM_KEY", kUpstreamKey.c_str(), 1);
   GatewayOptions o;
