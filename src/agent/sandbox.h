@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bwrap.h"  // gpu_device_nodes()
+#include "core/bwrap.h"  // gpu_device_nodes(), the layout and its probe
 
 namespace kb {
 
@@ -22,11 +22,9 @@ struct SandboxSpec {
   bool network = true;                            // false: a private network namespace (loopback only)
 };
 
-struct SandboxProbe {
-  bool ok = false;
-  std::string version;  // "bubblewrap 0.8.0"
-  std::string error;    // why the sandbox cannot run here: bwrap's own words and what to do
-};
+// ok, bwrap's version ("bubblewrap 0.8.0"), or why the sandbox cannot run here: bwrap's own words
+// and what to do.
+using SandboxProbe = BwrapProbe;
 
 // Starts a sandbox like the one a run gets around /bin/true, and reports whether it works.
 SandboxProbe probe_sandbox(bool network = true);
