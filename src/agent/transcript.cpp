@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/json_text.h"
 #include "store/atomic_file.h"
 
 namespace kb {
@@ -150,7 +151,7 @@ std::vector<std::string> read_lines(const fs::path& file) {
 void write_events_jsonl(const fs::path& file, const std::vector<TranscriptEvent>& events) {
   std::string text;
   // Raw agent output is not always valid UTF-8; replacing bad bytes keeps every line valid JSON.
-  for (const auto& e : events) text += to_json(e).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  for (const auto& e : events) text += json_text(to_json(e), -1) + "\n";
   write_file_atomically(file, text);
 }
 

@@ -11,6 +11,7 @@
 #include "agent/loop/agent_loop.h"
 #include "cli/app.h"
 #include "cli/option_checks.h"
+#include "core/json_text.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ int run_agent_loop_command(const AgentLoopCommand& c) {
     throw UsageError(e.what());
   }
   o.emit = [](const TranscriptEvent& e) {
-    std::cout << to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n" << std::flush;
+    std::cout << kb::json_text(to_json(e), -1) << "\n" << std::flush;
   };
   const loop::LoopOutcome r = loop::run_agent_loop(o);
   std::cerr << fmt::format("kbench agent-loop: {} after {} model call{}\n", r.stop_reason, r.turns, r.turns == 1 ? "" : "s");

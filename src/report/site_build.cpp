@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_text.h"
 #include "core/version.h"
 #include "deck/problem.h"
 #include "eval/hand_annotation.h"
@@ -29,8 +30,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string dump(const json& j, int indent = -1) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 // Reads at most `limit` bytes; `size` gets the file's whole size.
 std::string read_head(const fs::path& p, size_t limit, size_t& size, bool& truncated) {
@@ -131,7 +130,7 @@ RunPageData read_run_page(const RunRow& row, size_t chunk_bytes, std::vector<std
   // The timeline's items, cut into data files of about chunk_bytes each.
   std::string cur;
   for (size_t i = 0; i < d.timeline.items.size(); ++i) {
-    const std::string item = dump(d.timeline.items[i]);
+    const std::string item = json_text(d.timeline.items[i], -1);
     if (!cur.empty() && cur.size() + item.size() > chunk_bytes) {
       chunks.push_back(cur);
       cur.clear();
@@ -310,8 +309,8 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
     const json summary = summary_json(row, d, chunks, first_items);
-    write(dir / "data.json", dump(summary, 1));
-    write(dir / "run.js", "kbRun(" + dump(summary) + ");\n");
+    write(dir / "data.json", json_text(summary, 1));
+    write(dir / "run.js", "kbRun(" + json_text(summary, -1) + ");\n");
     for (size_t k = 0; k < chunks.size(); ++k) write(dir / d.chunk_files[k], fmt::format("kbChunk({},[\n{}\n]);\n", k, chunks[k]));
     write(dir / "index.html", run_html(row, d, ctx));
     ++rep.runs_written;
@@ -337,8 +336,9 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
     jr.push_back(std::move(j));
   }
   write(o.out / "data/leaderboard.json",
-        dump({{"schema", kSiteSchema}, {"generated_at", ctx.generated_at}, {"kbench_version", ctx.kbench_version}, {"source", ctx.source},
-              {"boards", jb}, {"runs", jr}}, 1));
+        json_text({{"schema", kSiteSchema}, {"generated_at", ctx.generated_at}, {"kbench_version", ctx.kbench_version},
+                   {"source", ctx.source}, {"boards", jb}, {"runs", jr}},
+                  1));
 
   // Problem pages.
   std::map<std::string, std::vector<const RunRow*>> by_problem;
@@ -354,7 +354,7 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
     for (const auto& e : fs::directory_iterator(o.out / "problems", ec))
       if (!pages.count(e.path().filename().string())) fs::remove(e.path(), ec);
 
-  write(o.out / "manifest.json", dump({{"schema", kSiteManifestSchema}, {"kbench_version", ctx.kbench_version}, {"runs", manifest_runs}}, 1));
+  write(o.out / "manifest.json", json_text({{"schema", kSiteManifestSchema}, {"kbench_version", ctx.kbench_version}, {"runs", manifest_runs}}, 1));
   return rep;
 }
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_text.h"
 #include "report/outcome.h"
 #include "report/svg_charts.h"
 #include "report/text_safety.h"
@@ -408,7 +409,7 @@ std::string verdict_tab(const json& result) {
           for (const auto& o : c["outputs"])
             if (o.contains("worst") && o["worst"].is_array() && !o["worst"].empty())
               s += "<tr><td colspan=\"7\"><pre class=\"worst\">worst elements of " + esc(o.value("output", std::string())) + ": " +
-                   esc(o["worst"].dump(1, ' ', false, json::error_handler_t::replace)) + "</pre></td></tr>\n";
+                   esc(json_text(o["worst"], 1)) + "</pre></td></tr>\n";
   }
   return s + "</tbody></table>\n";
 }

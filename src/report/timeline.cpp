@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/json_text.h"
 #include "report/file_tracker.h"
 #include "report/text_safety.h"
 
@@ -39,7 +40,7 @@ void sanitize(json& j, Timeline& t, json& marks) {
 }
 
 // Strings as the agent wrote them, for recognising file writes (before control pictures).
-std::string input_text(const json& input) { return input.is_null() ? std::string() : input.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string input_text(const json& input) { return input.is_null() ? std::string() : json_text(input, -1); }
 
 std::string kbench_command(const std::string& tool, const json& input) {
   if (tool == "submit") return "submit";
@@ -128,7 +129,7 @@ Timeline build_timeline(const fs::path& events_file, const std::string& workspac
       ++t.unknown_kinds;
       item["kind"] = "unknown";
       item["note"] = "unknown event kind '" + shown_text(kind).text + "': shown as recorded";
-      item["text"] = e.dump(2, ' ', false, json::error_handler_t::replace);
+      item["text"] = json_text(e, 2);
       t.item_of_line[line_no] = static_cast<int>(push(item));
       continue;
     }

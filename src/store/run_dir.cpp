@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/json_text.h"
 #include "store/atomic_file.h"
 
 namespace kb {
@@ -85,7 +86,7 @@ RunDir RunDir::create_named(const fs::path& runs_root, const std::string& name) 
 void RunDir::write_record(const json& record) const { write_json("run.json", record); }
 
 void RunDir::write_json(std::string_view name, const json& j) const {
-  write_file_atomically(path_ / name, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  write_file_atomically(path_ / name, json_text(j) + "\n");
 }
 
 json RunDir::read_record() const {
@@ -193,7 +194,7 @@ IncompleteOnSignal::~IncompleteOnSignal() {
 }
 
 void IncompleteOnSignal::update(const json& record) {
-  g_record.store(new std::string(record.dump(2, ' ', false, json::error_handler_t::replace) + "\n"));
+  g_record.store(new std::string(json_text(record) + "\n"));
 }
 
 }  // namespace kb

@@ -15,6 +15,7 @@
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
 #include "agent/gateway/upstream_url.h"
+#include "core/json_text.h"
 #include "store/run_dir.h"
 
 namespace kb::gateway {
@@ -305,7 +306,7 @@ void Gateway::Impl::finish(Exchange& ex, int status, const std::string& response
     rec["usage"] = nullptr;
     rec["usage_note"] = "the response reported no usage";
   }
-  std::string line = rec.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string line = json_text(rec, -1);
   // Belt and braces: no credential seen in this exchange, nor the upstream key, survives anywhere
   // in the line (a body or an error that echoes it).
   std::vector<std::string> secrets = ex.secrets;

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/json_text.h"
+
 namespace kb::loop {
 using json = nlohmann::json;
 
@@ -75,7 +77,7 @@ ChatClient::ChatClient(ChatClientOptions o) : o_(std::move(o)) {
 }
 
 json ChatClient::complete(const json& request) const {
-  const std::string body = request.dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string body = json_text(request, -1);
   auto backoff = o_.first_backoff;
   for (int attempt = 0;; ++attempt) {
     const Attempt a = post(endpoint_, o_.api_key, body, o_.request_timeout);
