@@ -30,8 +30,8 @@ bool BuildRoots::allows(const fs::path& f) const {
     if (under(f, i)) return true;
   for (const char* sys : {"/usr/include", "/usr/lib", "/usr/local/include"})
     if (under(f, sys)) return true;
-  // nvcc's intermediate files, in the sandbox's private /tmp.
-  return f.parent_path() == "/tmp" && f.filename().string().rfind("tmpxft_", 0) == 0;
+  // nvcc's intermediate files, in the compiler's private temporary folder.
+  return !temp_dir.empty() && f.parent_path() == temp_dir && f.filename().string().rfind("tmpxft_", 0) == 0;
 }
 
 BuildRoots build_roots(const std::vector<std::string>& argv, const fs::path& solution_dir) {

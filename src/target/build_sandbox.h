@@ -23,6 +23,10 @@ struct BuildRoots {
   std::filesystem::path solution;                 // canonical
   std::vector<std::filesystem::path> include;     // canonical, existing
   std::filesystem::path toolchain;                // canonical root of the compiler (.../cuda-13.0), may be empty
+  // The compiler's TMPDIR, where nvcc writes and reads back its intermediate files (tmpxft_*):
+  // the sandbox's private /tmp, or a folder inside the build's work folder when it runs without
+  // the sandbox. Never the caller's TMPDIR: that would make the build depend on the environment.
+  std::filesystem::path temp_dir = "/tmp";
   bool allows(const std::filesystem::path& canonical_file) const;
 };
 BuildRoots build_roots(const std::vector<std::string>& argv, const std::filesystem::path& solution_dir);

@@ -131,7 +131,13 @@ BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path&
   const fs::path tmp = work / "libsolution.so";
   const fs::path deps = work / "inputs.d";
   full.back() = tmp.string();
-  const BuildRoots roots = build_roots(argv, solution_dir);
+  BuildRoots roots = build_roots(argv, solution_dir);
+  if (!sandbox) {
+    // No private /tmp without the sandbox: nvcc gets a temporary folder of this build's own.
+    roots.temp_dir = work / "tmp";
+    fs::create_directories(roots.temp_dir);
+    roots.temp_dir = fs::canonical(roots.temp_dir);
+  }
   CommandResult c;
   if (sandbox) {
     std::vector<std::string> cmd = bwrap_command(build_sandbox_layout(roots, work, deps), full);
@@ -143,7 +149,7 @@ BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path&
     c = run_command(cmd, std::chrono::minutes(10), {}, &env);
   } else {
     const auto [name, value] = dependency_output_variable(deps);
-    std::vector<std::string> cmd = {"env", name + "=" + value};
+    std::vector<std::string> cmd = {"env", name + "=" + value, "TMPDIR=" + roots.temp_dir.string()};
     cmd.insert(cmd.end(), full.begin(), full.end());
     c = run_command(cmd, std::chrono::minutes(10), work);
   }

@@ -103,6 +103,12 @@ TEST(BuildSandbox, DependencyListIsParsedAndJudged) {
   EXPECT_TRUE(roots.allows(fs::canonical(root) / "inc/x.h"));
   EXPECT_TRUE(roots.allows("/usr/include/stdio.h"));
   EXPECT_TRUE(roots.allows("/tmp/tmpxft_0001_s.cu"));
+  EXPECT_FALSE(roots.allows("/tmp/other/tmpxft_0001_s.cu"));  // only nvcc's own temporary folder
+  EXPECT_FALSE(roots.allows("/tmp/notnvcc.h"));
+  kb::BuildRoots unsandboxed = roots;
+  unsandboxed.temp_dir = "/var/build/work/tmp";
+  EXPECT_TRUE(unsandboxed.allows("/var/build/work/tmp/tmpxft_0001_s.cu"));
+  EXPECT_FALSE(unsandboxed.allows("/tmp/tmpxft_0001_s.cu"));
   EXPECT_FALSE(roots.allows("/etc/passwd"));
   EXPECT_FALSE(roots.allows("/usr/share/common-licenses/GPL-3"));
   EXPECT_FALSE(roots.allows(fs::canonical(root) / "deps.txt"));

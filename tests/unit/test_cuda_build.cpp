@@ -33,6 +33,13 @@ class NvccTest : public testing::Test {
 };
 
 TEST_F(NvccTest, HonestSoftmaxCompilesWithNvcc) {
+  // The caller's TMPDIR must not matter: nvcc's intermediate files go to a temporary folder of the
+  // build's own (a CI machine with TMPDIR set once failed every nvcc build on them).
+  const fs::path own_tmp = fs::temp_directory_path() / ("kbench-tmpdir-" + std::to_string(getpid()));
+  fs::create_directories(own_tmp);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", own_tmp.c_str(), 1);
   EXPECT_EQ(t->name(), "cuda");
   EXPECT_EQ(t->source_file(), "solution.cu");
   const fs::path root = fs::temp_directory_path() / ("kbench-cuda-build-" + std::to_string(getpid()));
@@ -44,7 +51,10 @@ TEST_F(NvccTest, HonestSoftmaxCompilesWithNvcc) {
   EXPECT_FALSE(r.cached);
   kb::BuildResult again = t->build(dir, root);  // same sources and flags: a cache hit
   EXPECT_TRUE(again.ok && again.cached);
+  if (old) setenv("TMPDIR", saved.c_str(), 1);
+  else unsetenv("TMPDIR");
   fs::remove_all(root);
+  fs::remove_all(own_tmp);
 }
 
 // Deck solutions that need a GPU to be judged are at least compiled in CI, so a typo or an API
