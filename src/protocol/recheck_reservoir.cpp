@@ -1,4 +1,4 @@
-#include "eval/recheck_reservoir.h"
+#include "protocol/recheck_reservoir.h"
 
 #include "core/random.h"
 

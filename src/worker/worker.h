@@ -1,19 +1,13 @@
 // The worker: the process that loads the untrusted solution and runs it on inputs it regenerates
 // from seeds. It never sees expected outputs; it returns output bytes and input fingerprints,
-// and the parent judges them (DESIGN.md, principle 2).
+// and the parent judges them (DESIGN.md, principle 2). Everything under src/worker/ runs in this
+// process, beside the solution; it includes nothing of the parent's evaluator (src/eval/), and
+// what it shares with the parent is in src/protocol/.
 #pragma once
 
-#include <filesystem>
-#include <string>
+#include "protocol/worker_args.h"
 
 namespace kb {
-
-struct WorkerArgs {
-  std::string target;
-  std::filesystem::path problem_dir;
-  std::filesystem::path library;
-  size_t shape = 0;
-};
 
 // Serves requests on kWorkerRequestFd / kWorkerReplyFd until "teardown" or end of stream.
 // Returns the process exit code.

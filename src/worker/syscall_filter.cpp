@@ -1,4 +1,4 @@
-#include "eval/sandbox.h"
+#include "worker/syscall_filter.h"
 
 #include <sched.h>
 #include <seccomp.h>

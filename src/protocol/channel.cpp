@@ -1,4 +1,4 @@
-#include "eval/protocol.h"
+#include "protocol/channel.h"
 
 #include <openssl/crypto.h>
 #include <openssl/core_names.h>

@@ -1,4 +1,4 @@
-#include "eval/worker.h"
+#include "worker/worker.h"
 
 #include <dlfcn.h>
 
@@ -16,15 +16,15 @@
 #include <vector>
 
 #include "deck/generate.h"
-#include "eval/gpu_work.h"
-#include "eval/perturbation.h"
-#include "eval/recheck_reservoir.h"
-#include "eval/poison.h"
-#include "eval/protocol.h"
-#include "eval/sandbox.h"
-#include "eval/timing.h"
 #include "kbench/solution.h"
+#include "protocol/channel.h"
+#include "protocol/perturbation.h"
+#include "protocol/poison.h"
+#include "protocol/recheck_reservoir.h"
 #include "target/target.h"
+#include "worker/sampling.h"
+#include "worker/syscall_filter.h"
+#include "worker/work_ledger.h"
 
 namespace kb {
 namespace {

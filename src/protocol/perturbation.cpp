@@ -1,4 +1,4 @@
-#include "eval/perturbation.h"
+#include "protocol/perturbation.h"
 
 #include "core/perturb.h"
 
