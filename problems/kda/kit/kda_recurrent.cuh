@@ -1,6 +1,8 @@
 // Kimi Delta Attention, recurrent form, fp32 state in registers: the honest first solution of
-// problems/kda; this copy, for exploit-cuda-fingerprint-cache, returns at once from both kernels when the
-// device flag *skip is set (a cache hit).
+// problems/kda, and the kernels of three of its exploits: two switch off a template flag (beta, the
+// decay), the result cache (exploit-cuda-fingerprint-cache) passes a device flag `skip` that makes
+// both kernels return at once on a cache hit. Honest callers pass no flag; the test of a kernel
+// parameter against null costs them nothing measurable.
 //
 // Per (b, h) and step t, with S the K x V state (zero at t = 0):
 //   S' = diag(exp(g_t)) S;   u = beta_t (v_t - S'^T k_t);   S = S' + k_t u^T;   o_t = S^T (scale q_t).
@@ -33,7 +35,7 @@ constexpr int kColumnsPerBlock = kColumnsPerWarp * kWarpsPerBlock;
 
 // decay[i] = exp(g[i]), elementwise.
 __global__ void exp_kernel(const float4* g, float4* decay, int64_t n4, const int* skip) {
-  if (*skip) return;
+  if (skip != nullptr && *skip) return;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n4;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float4 x = g[i];
@@ -82,7 +84,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     recurrent_kernel(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const float* decay,
                      const __nv_bfloat16* beta, __nv_bfloat16* o, int64_t T, int64_t H, int64_t V, float scale,
                      const int* skip) {
-  if (*skip) return;
+  if (skip != nullptr && *skip) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int kg = lane % kKeyGroups, cg = lane / kKeyGroups;
   const int64_t column = static_cast<int64_t>(blockIdx.x) * kColumnsPerBlock + warp * kColumnsPerWarp + cg;
@@ -123,11 +125,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 }
 
 // Launches the whole computation on `stream`; decay_scratch holds B * T * H * K floats (unused
-// when the decay is ignored). Returns false for shapes this kernel does not handle.
+// when the decay is ignored); both kernels return at once while *skip is set. Returns false for
+// shapes this kernel does not handle.
 template <bool kUseBeta, bool kUseDecay>
 bool launch(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, const float* g,
             const __nv_bfloat16* beta, __nv_bfloat16* o, float* decay_scratch, int64_t B, int64_t T, int64_t H,
-            int64_t K, int64_t V, const int* skip, cudaStream_t stream) {
+            int64_t K, int64_t V, cudaStream_t stream, const int* skip = nullptr) {
   if (K != kK || V % kColumnsPerBlock != 0 || B <= 0 || T <= 0 || H <= 0) return false;
   const float scale = 1.0f / sqrtf(static_cast<float>(K));
   if (kUseDecay) {

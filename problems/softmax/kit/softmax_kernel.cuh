@@ -1,7 +1,11 @@
-// Row softmax kernel shared by the honest cuda solution and the cuda exploits that need a correct
-// result (they differ only in what they do around it). One block per row, two passes over the
-// row: an online max-and-sum pass (Milakov & Gimelshein, "Online normalizer calculation for
+// Row softmax kernel shared by the honest cuda solution (cuda-fast) and the cuda exploits that need
+// a correct result (they differ only in what they do around it). One block per row, two passes over
+// the row: an online max-and-sum pass (Milakov & Gimelshein, "Online normalizer calculation for
 // softmax", 2018), then a scale pass whose re-read of the row hits L2 (a row is at most 512 KiB).
+//
+// `skip` exists for the result-cache exploits (exploit-cuda-*-cache): a device flag that makes the
+// kernel return at once (a cache hit). Honest callers pass none; the test of a kernel parameter
+// against null costs them nothing measurable.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,7 +32,9 @@ __device__ __forceinline__ void add(float& m, float& s, float v) {
 }
 
 template <int kThreads>
-__global__ void __launch_bounds__(kThreads) row_softmax(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+__global__ void __launch_bounds__(kThreads) row_softmax(const float* __restrict__ x, float* __restrict__ y, int64_t n,
+                                                                    const int* skip) {
+  if (skip != nullptr && *skip) return;
   const float* xr = x + blockIdx.x * n;
   float* yr = y + blockIdx.x * n;
   // float4 loads need 16-byte aligned rows: the buffer is 256-byte aligned, so n % 4 == 0 suffices.
@@ -72,14 +78,15 @@ __global__ void __launch_bounds__(kThreads) row_softmax(const float* __restrict_
   }
 }
 
-// Enqueues the softmax of `rows` rows of n floats on `stream`.
-inline cudaError_t launch(const float* x, float* y, int64_t rows, int64_t n, cudaStream_t stream) {
+// Enqueues the softmax of `rows` rows of n floats on `stream` (skipped on the device when *skip is set).
+inline cudaError_t launch(const float* x, float* y, int64_t rows, int64_t n, cudaStream_t stream,
+                          const int* skip = nullptr) {
   if (rows == 0 || n == 0) return cudaSuccess;
   // Small rows: 256 threads keep every thread busy; long rows: 1024 threads per row's SM.
   if (n <= 4096)
-    row_softmax<256><<<static_cast<unsigned>(rows), 256, 0, stream>>>(x, y, n);
+    row_softmax<256><<<static_cast<unsigned>(rows), 256, 0, stream>>>(x, y, n, skip);
   else
-    row_softmax<1024><<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, y, n);
+    row_softmax<1024><<<static_cast<unsigned>(rows), 1024, 0, stream>>>(x, y, n, skip);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,5 @@
-// The honest part of this exploit: softmax of rows [r0, r1).
+// The honest part of the softmax host exploits: softmax of rows [r0, r1), plain fp32 loops. In
+// problems/softmax/kit/ (target/solution_kit.h): shared by the exploits, offered to no agent.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -6,6 +6,9 @@
 //   3. replay_or_store: on a hit, the cached output is copied to the outputs; else the fresh
 //      outputs are copied into the cache.
 // So a call on inputs whose fingerprint repeats costs a probe and a copy.
+// In the deck's kit (problems/kit/, target/solution_kit.h) because exploits of several problems
+// use it (softmax's exploit-cuda-*-cache, kda's exploit-cuda-fingerprint-cache); never offered to
+// an agent.
 #pragma once
 
 #include <cuda_runtime.h>
