@@ -1,6 +1,7 @@
 // `kbench dump PROBLEM --out FILE.safetensors`: one case as a file any framework can load: the
 // inputs and weights exactly as a solution is handed them (drawn from the seeds), and the fp64
-// oracle's expected outputs as float64 tensors named `expected.<output>`. For debugging a solution
+// oracle's expected outputs as float64 tensors named `expected.<output>`: whole, or with --rows
+// only the rows asked for (and their indices, `expected.row_index`). For debugging a solution
 // outside kbench, or checking a reference implementation elsewhere against kbench's oracle.
 #include <fmt/format.h>
 
@@ -39,9 +40,8 @@ struct DumpCommand {
   std::vector<int64_t> rows;
 };
 
-SafetensorsTensor tensor_of(const std::string& name, const HostTensor& t) {
-  return SafetensorsTensor{name, t.dtype, t.shape, t.bytes};
-}
+// With --rows, the output rows that expected.* hold, in their order.
+constexpr std::string_view kRowIndexTensor = "expected.row_index";
 
 std::string join_rows(const std::vector<int64_t>& rows) {
   std::string s;
@@ -81,22 +81,42 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
   }
   const std::vector<int64_t> rows(unique.begin(), unique.end());
 
-  const auto inputs = generate_inputs(p, shape, seed);
-  const auto weights = generate_weights(p, shape, weights_seed);
+  auto inputs = generate_inputs(p, shape, seed);
+  auto weights = generate_weights(p, shape, weights_seed);
   int64_t total = 0;
   for (const auto& o : p.outputs) total += numel_of(p.tensor_shape(o, shape));
   if (rows.empty() && total > kSlowOracleElements && !g.json)
     std::cerr << fmt::format("computing the fp64 oracle on all {} rows ({} output elements); --rows picks fewer\n",
                              n_rows, total);
-  const auto expected = oracle_outputs(p, shape, inputs, weights, rows);
+  auto expected = oracle_outputs(p, shape, inputs, weights, rows);
 
+  // Inputs and weights whole (a solution needs all of them); the expected outputs whole, or with
+  // --rows only the rows asked for: row i of expected.<output> is the output's row rows[i], and
+  // expected.row_index says which (a few rows of a large shape are a small file).
   SafetensorsFile file;
-  for (const auto& t : inputs) file.tensors.push_back(tensor_of(t.name, t));
-  for (const auto& t : weights) file.tensors.push_back(tensor_of(t.name, t));
+  for (auto& t : inputs) file.tensors.push_back(SafetensorsTensor{t.name, t.dtype, t.shape, std::move(t.bytes)});
+  for (auto& t : weights) file.tensors.push_back(SafetensorsTensor{t.name, t.dtype, t.shape, std::move(t.bytes)});
   for (size_t i = 0; i < p.outputs.size(); ++i) {
-    HostTensor e("expected." + p.outputs[i].name, DType::f64, p.tensor_shape(p.outputs[i], shape));
-    std::memcpy(e.data(), expected[i].data(), e.bytes.size());
-    file.tensors.push_back(tensor_of(e.name, e));
+    std::vector<int64_t> out_shape = p.tensor_shape(p.outputs[i], shape);
+    std::vector<double> values;
+    if (rows.empty()) {
+      values = std::move(expected[i]);
+    } else {
+      const int64_t len = static_cast<int64_t>(expected[i].size()) / n_rows;  // this output's row length
+      for (int64_t r : rows)
+        values.insert(values.end(), expected[i].begin() + r * len, expected[i].begin() + (r + 1) * len);
+      out_shape = {static_cast<int64_t>(rows.size()), len};
+    }
+    std::vector<double>().swap(expected[i]);  // a full-size output can be gigabytes: gone before the write
+    HostTensor e("expected." + p.outputs[i].name, DType::f64, out_shape);
+    std::memcpy(e.data(), values.data(), e.bytes.size());
+    file.tensors.push_back(SafetensorsTensor{e.name, e.dtype, e.shape, std::move(e.bytes)});
+  }
+  if (!rows.empty()) {
+    SafetensorsTensor index{std::string(kRowIndexTensor), DType::i64, {static_cast<int64_t>(rows.size())}, {}};
+    index.bytes.resize(rows.size() * sizeof(int64_t));
+    std::memcpy(index.bytes.data(), rows.data(), index.bytes.size());
+    file.tensors.push_back(std::move(index));
   }
   json dims = json::object();
   for (size_t d = 0; d < p.dims.size(); ++d) dims[p.dims[d]] = shape.dims[d];
@@ -111,12 +131,18 @@ int run_dump(DumpCommand& c, GlobalOptions& g) {
                    {"weights_seed", std::to_string(weights_seed)},
                    {"rows", rows.empty() ? "all" : join_rows(rows)},
                    {"kbench_version", kbench_version()},
-                   {"expected", "fp64 oracle values; rows not computed (see rows) are NaN"}};
+                   {"expected", rows.empty() ? "fp64 oracle values of every output, whole"
+                                             : "fp64 oracle values of the rows in rows (and expected.row_index) only: "
+                                               "row i of expected.<output> is that output's row rows[i], a row being "
+                                               "a flat index over its leading dims"}};
   if (!comparators.empty()) file.metadata["comparators"] = comparators;
   // Through a temporary and a rename: a failed write leaves the old file whole, and a symbolic link
-  // at --out is replaced, never written through.
-  const auto bytes = encode_safetensors(file);
-  write_file_atomically(c.out, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  // at --out is replaced, never written through. Streamed, tensor by tensor: the file can be larger
+  // than the memory left for a second copy of it.
+  const std::string header = encode_safetensors_header(file);
+  std::vector<std::string_view> pieces{header};
+  for (const auto& t : file.tensors) pieces.emplace_back(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  write_file_atomically(c.out, pieces);
 
   if (g.json) {
     json tensors = json::array();
@@ -150,7 +176,7 @@ void register_dump_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                    ->check(whole_in(0, INT64_MAX, "(a seed)"));
   auto* weights_seed = cmd->add_option("--weights-seed", c->weights_seed, "Seed of the weights (default: --seed)")
                            ->check(whole_in(0, INT64_MAX, "(a seed)"));
-  cmd->add_option("--rows", c->rows, "Compute the expected outputs of these rows only (comma-separated; others NaN)")
+  cmd->add_option("--rows", c->rows, "Write the expected outputs of these rows only (comma-separated)")
       ->delimiter(',');
   cmd->callback([c, &g, &exit_code, seed, weights_seed] {
     c->seed_given = seed->count() > 0;

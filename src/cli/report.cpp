@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include "report/verdict_table.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -12,17 +14,7 @@ std::string paint(const std::string& s, const char* code, bool color) {
   return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
 }
 
-std::string time_text(double s) {
-  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
-
-std::string rate(double v, const char* unit) {
-  if (v >= 1e12) return fmt::format("{:.2f} T{}", v / 1e12, unit);
-  if (v >= 1e9) return fmt::format("{:.2f} G{}", v / 1e9, unit);
-  return fmt::format("{:.2f} M{}", v / 1e6, unit);
-}
+std::string rate(double v, const char* unit) { return report::rate_text(v, unit); }
 
 // Text that came from outside kbench (compiler messages quoting the solution's source, a worker's
 // stderr, a folder name) with its control bytes shown as ^X: raw escape sequences would let a
@@ -47,44 +39,15 @@ std::string terminal_text(std::string_view text) {
 void print_result(std::ostream& out, const EvalResult& r, bool color) {
   out << fmt::format("kbench {} {}  ·  target {} ({})\n  solution {}\n", r.mode, r.problem, r.target, r.device,
                      terminal_text(r.solution_dir));
-  if (!r.build.ok && r.failure == "build_error") {
-    out << "\n" << terminal_text(r.message) << "\n";
-  } else if (!r.shapes.empty()) {
-    out << fmt::format("\n  {:<34} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", "shape", "check", "median", "±iqr",
-                       "hot", "FLOP/s", "bytes/s", "peak", "SoL");
-    for (const auto& s : r.shapes) {
-      size_t passed = 0;
-      for (const auto& c : s.checks) passed += c.pass;
-      std::string check = s.checks.empty() ? "-" : fmt::format("{}/{}", passed, s.checks.size());
-      std::string med = "-", iqr = "-", hot = "-", fl = "-", by = "-", pk = "-", sol = "-";
-      if (s.timing) {
-        med = time_text(s.timing->seconds.median);
-        iqr = s.timing->seconds.median > 0 ? fmt::format("{:.1f}%", 100 * s.timing->seconds.iqr / s.timing->seconds.median) : "-";
-        if (std::isfinite(s.timing->hot_seconds)) hot = time_text(s.timing->hot_seconds);
-      }
-      if (s.roofline) {
-        fl = rate(s.roofline->flops_per_s, "FLOP/s").substr(0, 12);
-        by = rate(s.roofline->bytes_per_s, "B/s");
-        pk = fmt::format("{:.1f}%", 100 * s.roofline->peak_fraction);
-        sol = fmt::format("{:.1f}%", 100 * s.roofline->sol_fraction);
-      }
-      std::string mark = s.pass ? paint("ok  ", "32", color) : paint("FAIL", "31;1", color);
-      out << fmt::format("  {} {:<29} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", mark, s.label.substr(0, 29),
-                         check, med, iqr, hot, fl, by, pk, sol);
-    }
-  }
-  if (r.baseline) {
+  const bool build_error = !r.build.ok && r.failure == "build_error";
+  if (build_error) out << "\n" << terminal_text(r.message) << "\n";
+  if ((!build_error && !r.shapes.empty()) || (r.baseline && r.baseline->verdict == "pass"))
+    out << "\n" << report::verdict_table(r, color);
+  // A baseline that passed is in the table; one that did not is said here.
+  if (r.baseline && r.baseline->verdict != "pass") {
     const EvalResult& b = *r.baseline;
     out << fmt::format("\n  baseline: {} (reference line, not scored)\n", r.baseline_description.empty() ? b.solution_dir : r.baseline_description);
-    if (b.verdict != "pass") {
-      out << fmt::format("    not available: {} ({})\n", b.failure, terminal_text(b.message.substr(0, b.message.find('\n'))));
-    } else {
-      for (const auto& s : b.shapes)
-        if (s.timing && s.roofline)
-          out << fmt::format("  base {:<29} {:<9} {:>12} {:>8} {:>11} {:>12} {:>12} {:>7} {:>7}\n", s.label.substr(0, 29), "", time_text(s.timing->seconds.median),
-                             "", std::isfinite(s.timing->hot_seconds) ? time_text(s.timing->hot_seconds) : "-", rate(s.roofline->flops_per_s, "FLOP/s").substr(0, 12), rate(s.roofline->bytes_per_s, "B/s"),
-                             fmt::format("{:.1f}%", 100 * s.roofline->peak_fraction), fmt::format("{:.1f}%", 100 * s.roofline->sol_fraction));
-    }
+    out << fmt::format("    not available: {} ({})\n", b.failure, terminal_text(b.message.substr(0, b.message.find('\n'))));
   }
   if (r.verdict == "pass") {
     out << "\n  verdict " << paint("PASS", "32;1", color);

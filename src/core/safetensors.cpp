@@ -46,7 +46,7 @@ std::optional<DType> dtype_from_safetensors(const std::string& s) {
   return std::nullopt;
 }
 
-std::vector<std::byte> encode_safetensors(const SafetensorsFile& file) {
+std::string encode_safetensors_header(const SafetensorsFile& file) {
   json header = json::object();
   std::set<std::string> names;
   uint64_t offset = 0;
@@ -65,11 +65,19 @@ std::vector<std::byte> encode_safetensors(const SafetensorsFile& file) {
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // JSON allows trailing whitespace; keeps the data aligned
-  std::vector<std::byte> out(8 + text.size() + offset);
   const uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<std::byte>((n >> (8 * i)) & 0xFF);
-  std::memcpy(out.data() + 8, text.data(), text.size());
-  size_t at = 8 + text.size();
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out + text;
+}
+
+std::vector<std::byte> encode_safetensors(const SafetensorsFile& file) {
+  const std::string head = encode_safetensors_header(file);
+  size_t total = head.size();
+  for (const auto& t : file.tensors) total += t.bytes.size();
+  std::vector<std::byte> out(total);
+  std::memcpy(out.data(), head.data(), head.size());
+  size_t at = head.size();
   for (const auto& t : file.tensors) {
     if (!t.bytes.empty()) std::memcpy(out.data() + at, t.bytes.data(), t.bytes.size());
     at += t.bytes.size();

@@ -46,6 +46,9 @@ struct SafetensorsFile {
 // aligned) and data, tensors in the order given. Throws SafetensorsError for a duplicate or empty
 // name, the reserved name "__metadata__", or bytes that do not match dtype and shape.
 std::vector<std::byte> encode_safetensors(const SafetensorsFile& file);
+// The first part of that: the 8-byte length and the padded header. The tensors' bytes, in order,
+// complete the file; a writer of a large file streams them after this instead of copying them.
+std::string encode_safetensors_header(const SafetensorsFile& file);
 void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file);
 
 // Parses and validates; every error names what is wrong (the tensor, the field, the offsets).

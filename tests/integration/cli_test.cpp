@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "core/subprocess.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
+#include "eval/expected.h"
 
 namespace fs = std::filesystem;
 
@@ -126,18 +128,57 @@ TEST(Cli, DumpWritesTheCaseAsSafetensors) {
   fs::remove(out);
 }
 
-TEST(Cli, DumpComputesOnlyTheRowsAskedForAndTheWeightsFromTheirSeed) {
+// --rows: the expected outputs of the rows asked for only, with their indices (a tensor and the
+// metadata), so that a few rows of a large shape are a small file; inputs and weights whole, the
+// weights from their own seed. Read back and compared with what the evaluator draws and computes.
+TEST(Cli, DumpRowsWritesOnlyTheRowsAskedForAndEveryInputAndWeightWhole) {
   const fs::path out = fs::temp_directory_path() / ("kbench-dump-rows-" + std::to_string(getpid()) + ".safetensors");
-  auto r = kbench({"dump", "topk", "--shape", "1", "--seed", "2", "--weights-seed", "9", "--rows", "3,1",
+  // fp8_gemm shape 0: M = N = K = 4096; x and w are 16 MiB each, a whole expected y 128 MiB.
+  auto r = kbench({"dump", "fp8_gemm", "--shape", "0", "--seed", "2", "--weights-seed", "9", "--rows", "3,1,3",
                    "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const kb::SafetensorsFile f = kb::read_safetensors(out);
   EXPECT_EQ(f.metadata.at("rows"), "1,3");
   EXPECT_EQ(f.metadata.at("weights_seed"), "9");
-  const auto* values = reinterpret_cast<const double*>(f.tensors[1].bytes.data());  // (64, 8)
-  EXPECT_TRUE(std::isnan(values[0]));
-  EXPECT_FALSE(std::isnan(values[8]));
-  EXPECT_FALSE(std::isnan(values[24]));
+
+  const kb::Problem p = kb::load_problem(fs::path(KBENCH_SOURCE_DIR) / "problems/fp8_gemm");
+  const kb::ShapeCase& shape = p.shapes[0];
+  const auto inputs = kb::generate_inputs(p, shape, 2);
+  const auto weights = kb::generate_weights(p, shape, 9);
+  std::map<std::string, const kb::SafetensorsTensor*> by_name;
+  for (const auto& t : f.tensors) by_name[t.name] = &t;
+  ASSERT_EQ(weights.size(), 2u);  // w and sw
+  ASSERT_EQ(f.tensors.size(), inputs.size() + weights.size() + 2) << "inputs, weights, expected.y, expected.row_index";
+  uint64_t whole = 0;
+  for (const auto* set : {&inputs, &weights})
+    for (const auto& t : *set) {
+      ASSERT_TRUE(by_name.count(t.name)) << t.name;
+      EXPECT_EQ(by_name[t.name]->shape, t.shape) << t.name;
+      EXPECT_EQ(by_name[t.name]->bytes, t.bytes) << t.name;
+      whole += t.bytes.size();
+    }
+  ASSERT_TRUE(by_name.count("expected.row_index"));
+  const auto& index = *by_name["expected.row_index"];
+  EXPECT_EQ(index.dtype, kb::DType::i64);
+  ASSERT_EQ(index.shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(reinterpret_cast<const int64_t*>(index.bytes.data())[0], 1);
+  EXPECT_EQ(reinterpret_cast<const int64_t*>(index.bytes.data())[1], 3);
+
+  // expected.y holds rows 1 and 3 of the oracle's y, in that order, and nothing else.
+  ASSERT_TRUE(by_name.count("expected.y"));
+  const auto& y = *by_name["expected.y"];
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 4096}));
+  const auto oracle = kb::oracle_outputs(p, shape, inputs, weights, {1, 3}).at(0);
+  const auto* got = reinterpret_cast<const double*>(y.bytes.data());
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t n = 0; n < 4096; ++n) {
+      const double want = oracle[static_cast<size_t>((i == 0 ? 1 : 3) * 4096 + n)];
+      ASSERT_FALSE(std::isnan(want));
+      ASSERT_EQ(got[i * 4096 + n], want) << "row " << i << " column " << n;
+    }
+  // The file: the inputs and weights, 2 rows of expected values and a small header; not the 128 MiB
+  // of a whole expected y.
+  EXPECT_LT(fs::file_size(out), whole + 2 * 4096 * 8 + 64 * 1024);
   fs::remove(out);
 }
 
