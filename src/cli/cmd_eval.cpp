@@ -152,9 +152,12 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
   cmd->add_option("--out", c->out, mode == "eval" ? "Result folder (default kbench-results/<problem>-<solution>-<time>)"
                                                   : "Folder for worker logs (default: the kbench cache)");
   if (mode == "eval") cmd->add_flag("--force", c->force, "Replace a result.json already in --out");
-  cmd->add_option("--timeout", c->options.call_timeout, "Seconds one call may take before the worker is killed")
-      ->transform(seconds_as_ms(0.001, 86400))
-      ->capture_default_str();
+  cmd->add_option("--timeout", c->options.call_timeout,
+                  "Seconds one call may take before the worker is killed (default: from the shape's size and the "
+                  "baseline's time, at least 5 s; docs/evaluation.md)")
+      ->transform(seconds_as_ms(0.001, 86400));
+  cmd->add_flag("--all-shapes", c->options.all_shapes,
+                "Judge every shape even after one has failed (by default the verdict is given at the first failure)");
   if (mode != "bench") {
     cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)")
         ->check(whole_in(0, INT64_MAX, "(a seed)"));
