@@ -57,15 +57,18 @@ TEST(HostCeilings, MeasuredValuesArePhysicallyPlausible) {
   const double dram = c.memory_peak("dram").value;
   std::printf("[ host      ] %s: fp32 %.1f GFLOP/s, fp64 %.1f GFLOP/s, dram %.2f GB/s\n", c.name.c_str(),
               fp32 / 1e9, fp64 / 1e9, dram / 1e9);
-  // Any machine kbench runs on copies between 1 GB/s (an old laptop, one DDR3 channel, busy) and
-  // 2 TB/s (beyond the largest HBM-equipped CPUs); outside that the measurement is broken.
-  EXPECT_GT(dram, 1e9);
+  // Any machine kbench runs on copies between 1 GB/s (an old laptop, one DDR3 channel) and 2 TB/s
+  // (beyond the largest HBM-equipped CPUs); outside that the measurement is broken. The lower
+  // bounds here are 10x below that, because ctest -j on a 2-core machine that is also compiling
+  // measured fp32 at 0.32 GFLOP/s: they still catch a zero, a unit slip of 1000x, or a loop that was
+  // never run.
+  EXPECT_GT(dram, 1e8);
   EXPECT_LT(dram, 2e12);
   // Every x86-64 or AArch64 core since ~2010 retires > 1 GFLOP/s of SIMD fp64, and none retires
   // 1 TFLOP/s (a 512-bit, 2-FMA-port core at 6 GHz does ~0.4 in fp32). Above that, the loop was
   // optimised away.
   for (double r : {fp32, fp64}) {
-    EXPECT_GT(r, 1e9);
+    EXPECT_GT(r, 1e8);
     EXPECT_LT(r, 1e12 * threads);
   }
   // (fp32 is ~2x fp64 on an idle machine, but a ratio of two timings is not asserted here: under
@@ -119,7 +122,8 @@ TEST(HostCeilings, CacheRoundTripCorruptionAndRefresh) {
   }
   EXPECT_EQ(second.memory_peak("dram").value, first.memory_peak("dram").value);
   EXPECT_EQ(std::filesystem::last_write_time(file), mtime);
-  EXPECT_LT(hit_s, 0.2);
+  // (No absolute bound: a loaded machine can stall any process for a while. A measurement takes
+  // seconds, so a hit that measured would not be 4x faster; the sentinel below proves the source.)
   EXPECT_LT(hit_s, miss_s / 4);
 
   // The values really come from the file: plant a sentinel and read it back.
@@ -130,14 +134,15 @@ TEST(HostCeilings, CacheRoundTripCorruptionAndRefresh) {
 
   // refresh = true ignores the cache, re-measures and rewrites it.
   const Ceilings refreshed = host_ceilings(/*refresh=*/true);
-  EXPECT_GT(refreshed.compute_peak("fp32").value, 1e9);
+  // (A fresh measurement, not the planted value; how fast depends on the load, see above.)
+  EXPECT_GT(refreshed.compute_peak("fp32").value, 1e8);
   EXPECT_NE(nlohmann::json::parse(std::ifstream(dir.only_file()))["ceilings"]["compute"]["fp32"]["value"], 12345.0);
 
   // A corrupt file (truncated write, disk error, another version) is re-measured and replaced.
   std::ofstream(file, std::ios::trunc) << "{ \"format\": 1, \"ceilings\": {";
   const Ceilings healed = host_ceilings();
-  EXPECT_GT(healed.compute_peak("fp32").value, 1e9);
-  EXPECT_GT(healed.memory_peak("dram").value, 1e9);
+  EXPECT_GT(healed.compute_peak("fp32").value, 1e8);
+  EXPECT_GT(healed.memory_peak("dram").value, 1e8);
   nlohmann::json rewritten;
   ASSERT_NO_THROW(rewritten = nlohmann::json::parse(std::ifstream(dir.only_file())));
   EXPECT_EQ(ceilings_from_json(rewritten.at("ceilings")).compute_peak("fp32").value,
@@ -159,7 +164,7 @@ TEST(HostCeilings, UnwritableCacheDirectoryStillMeasures) {
   EnvVar env("KBENCH_CACHE_DIR", blocker.c_str());
   Ceilings c;
   ASSERT_NO_THROW(c = host_ceilings());
-  EXPECT_GT(c.memory_peak("dram").value, 1e9);
+  EXPECT_GT(c.memory_peak("dram").value, 1e8);
 }
 
 }  // namespace
