@@ -20,7 +20,7 @@
 
 #include "deck/registry.h"
 #include "eval/comparator.h"
-#include "eval/poison.h"
+#include "protocol/poison.h"
 #include "eval/result.h"
 
 namespace {

@@ -8,13 +8,17 @@
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
 #include "cli/option_checks.h"
+#include "cli/out_folder.h"
 #include "cli/report.h"
 #include "core/json_text.h"
+#include "deck/generate.h"
+#include "eval/comparator.h"
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
 #include "sweep/gpu_lock.h"
 #include "target/ceilings.h"
+#include "target/target.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;
@@ -46,6 +50,23 @@ std::string timestamp() {
 int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
+  // What the evaluator would otherwise find only after building, and report as a verdict: a
+  // generator or comparator this kbench lacks (the deck's error), the target, the shape indices.
+  require_generators(p);
+  require_comparators(p);
+  {
+    std::string target;
+    try {
+      target = make_target(c.target)->name();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--target {}: {}", c.target, e.what()));
+    }
+    if (!p.supports(target)) throw UsageError(fmt::format("--target {}: problem {} does not support it", target, p.name));
+    for (size_t i : c.shapes)
+      if (i >= p.shapes.size())
+        throw UsageError(fmt::format("--shape {}: out of range: {} has {} shapes (0 to {}; `kbench show {}` lists them)", i,
+                                     p.name, p.shapes.size(), p.shapes.size() - 1, p.name));
+  }
   if (!fs::is_directory(c.solution)) throw UsageError("solution folder " + c.solution.string() + " does not exist");
   // What the target builds must be there; a folder without it is the user's mistake, not a verdict.
   {
@@ -85,7 +106,8 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   }
   o.hardware_dir = g.hardware_dir;
   o.build_dir = kbench_cache_dir() / "build";
-  if (c.out.empty()) {
+  const bool default_out = c.out.empty();  // kbench's own folder (the cache's last/, a fresh kbench-results/)
+  if (default_out) {
     c.out = mode == "eval" ? fs::path("kbench-results") / fmt::format("{}-{}-{}", p.name, fs::absolute(c.solution).lexically_normal().filename().string(), timestamp())
                            : kbench_cache_dir() / "last" / p.name;
     // Two evaluations in the same second get folders of their own.
@@ -96,11 +118,9 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
     throw UsageError(fmt::format("--out {}: it already holds a result.json; pick another folder, or add --force to replace it",
                                  c.out.string()));
   }
-  if (fs::exists(c.out) && !fs::is_directory(c.out))
-    throw UsageError(fmt::format("--out {}: not a folder", c.out.string()));
+  // Never truncates a user's files: only a new or empty folder, or one kbench made (cli/out_folder.h).
+  claim_out_folder(c.out, "--out", c.force || default_out);
   o.work_dir = c.out;
-  if (std::error_code ec; fs::create_directories(o.work_dir, ec), ec)
-    throw UsageError(fmt::format("--out {}: cannot create the folder: {}", o.work_dir.string(), ec.message()));
   const bool tty = stderr_is_terminal();
   if (!g.json) o.progress = [tty](const std::string& s) { std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n"; };
   // In a sweep with several agents per GPU, the GPU's lock (sweep/gpu_lock.h) for the whole job.
@@ -132,9 +152,12 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
   cmd->add_option("--out", c->out, mode == "eval" ? "Result folder (default kbench-results/<problem>-<solution>-<time>)"
                                                   : "Folder for worker logs (default: the kbench cache)");
   if (mode == "eval") cmd->add_flag("--force", c->force, "Replace a result.json already in --out");
-  cmd->add_option("--timeout", c->options.call_timeout, "Seconds one call may take before the worker is killed")
-      ->transform(seconds_as_ms(0.001, 86400))
-      ->capture_default_str();
+  cmd->add_option("--timeout", c->options.call_timeout,
+                  "Seconds one call may take before the worker is killed (default: from the shape's size and the "
+                  "baseline's time, at least 5 s; docs/evaluation.md)")
+      ->transform(seconds_as_ms(0.001, 86400));
+  cmd->add_flag("--all-shapes", c->options.all_shapes,
+                "Judge every shape even after one has failed (by default the verdict is given at the first failure)");
   if (mode != "bench") {
     cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)")
         ->check(whole_in(0, INT64_MAX, "(a seed)"));

@@ -1,6 +1,6 @@
 // `kbench __worker`: the hidden subcommand the evaluator starts to host a solution.
 #include "cli/app.h"
-#include "eval/worker.h"
+#include "worker/worker.h"
 
 namespace kb::cli {
 

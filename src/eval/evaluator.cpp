@@ -18,11 +18,12 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/annotate.h"
+#include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
 #include "eval/gpu_work.h"
-#include "eval/perturbation.h"
-#include "eval/recheck_reservoir.h"
+#include "protocol/perturbation.h"
+#include "protocol/recheck_reservoir.h"
 #include "eval/sass.h"
 #include "eval/static_scan.h"
 #include "eval/worker_process.h"
@@ -182,6 +183,13 @@ class ShapeRun {
     r_.flops = p.flops.eval(vars);
     r_.bytes = p.bytes.eval(vars);
     args_ = WorkerArgs{target, p.dir, library, index};
+    const auto known = o.expected_seconds.find(index);
+    limits_ = o.call_timeout.count() > 0
+                  ? fixed_call_timeout(o.call_timeout)
+                  : default_call_timeout(p, index, target,
+                                         known == o.expected_seconds.end() ? std::nullopt : std::optional(known->second));
+    timeout_ = limits_.call();
+    r_.call_timeout_seconds = static_cast<double>(timeout_.count()) / 1000;
   }
 
   void set_library_kernels(const std::set<std::string>* names) { library_kernels_ = names; }
@@ -201,7 +209,7 @@ class ShapeRun {
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
     try {
-      WorkerProcess w(args_, log, o_.call_timeout, o_.isolate);
+      WorkerProcess w(args_, log, start_timeout(), o_.isolate);
       hash_key_ = fresh_secret();
       weights_seed_ = fresh_secret();
       const int rc = timed(r_.seconds.setup, [&] {
@@ -212,7 +220,7 @@ class ShapeRun {
       if (rc != 0) return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
-      w.finish(o_.call_timeout);
+      w.finish(timeout_);
     } catch (const WorkerFailure& e) {
       const std::string& k = e.kind();
       return fail(k == "timeout"   ? reason::timeout
@@ -236,7 +244,7 @@ class ShapeRun {
     w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
     Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed_}, {"hash_key", hash_key_},
                            {"channel_key", to_hex(key.data(), key.size())}, {"sandbox", o_.sandbox}},
-                          o_.call_timeout);
+                          timeout_);
     return m.header.at("rc");
   }
 
@@ -255,7 +263,7 @@ class ShapeRun {
       req["perturb_secret"] = c.perturbed->first;
       req["perturb_call"] = c.perturbed->second;
     }
-    Message m = timed(r_.seconds.worker, [&] { return w.request(req, o_.call_timeout); });
+    Message m = timed(r_.seconds.worker, [&] { return w.request(req, timeout_); });
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);
     sc.seed = c.seed;
@@ -271,6 +279,13 @@ class ShapeRun {
     timed(r_.seconds.judging, [&] {
       judge_call(p_, shape_, weights_, c, rc, input_hashes, weight_hashes, weight_hashes_, outs, settled, sc);
     });
+  }
+
+  // The worker's start (bubblewrap, loading the library, the device's context and monitor) is
+  // kbench's own work: it gets at least kWorkerStartSeconds even when calls get less.
+  std::chrono::milliseconds start_timeout() const {
+    constexpr std::chrono::milliseconds kWorkerStartSeconds{30000};
+    return std::max(timeout_, kWorkerStartSeconds);
   }
 
   bool fail(const char* why, std::string message) {
@@ -321,7 +336,7 @@ class ShapeRun {
   // inputs with nothing before them, as `kbench check --seed` would see it.
   SeedCheck clean_start_check(const Case& c) {
     say("a timed call was wrong: re-running its inputs on a fresh worker");
-    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), o_.call_timeout, o_.isolate);
+    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), start_timeout(), o_.isolate);
     SeedCheck sc;
     sc.seed = c.seed;
     sc.secret = true;
@@ -331,7 +346,7 @@ class ShapeRun {
       return sc;
     }
     checked_call(w, c, sc);
-    w.finish(o_.call_timeout);
+    w.finish(timeout_);
     return sc;
   }
 
@@ -348,7 +363,7 @@ class ShapeRun {
   // problem demands bitwise determinism every repeat must equal the first bit for bit.
   bool repeat(WorkerProcess& w, const Case& c) {
     Message m = timed(r_.seconds.worker, [&] {
-      return w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, o_.call_timeout * o_.repeat_calls);
+      return w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, limits_.calls(o_.repeat_calls));
     });
     if (int rc = m.header.at("rc"); rc != 0)
       return fail(reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
@@ -400,8 +415,7 @@ class ShapeRun {
     const uint64_t perturb_secret = fresh_secret();
     const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
-    const auto budget = std::chrono::milliseconds(static_cast<int64_t>(
-        1000 * (pol.max_seconds + pol.warmup_seconds)) + 4 * o_.call_timeout.count());
+    const auto budget = limits_.bench(pol);
     Message m = timed(r_.seconds.worker, [&] {
       return w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"perturb", pol.perturb},
                         {"perturb_secret", perturb_secret}, {"reservoir_seed", reservoir.seed()},
@@ -522,6 +536,8 @@ class ShapeRun {
   ShapeResult& r_;
   WorkerArgs args_;
   const Target* target_ = nullptr;
+  CallTimeout limits_;                 // of the shape's requests (eval/call_timeout.h)
+  std::chrono::milliseconds timeout_;  // of one request that makes one call
   // The kernels the solution's library defines (provenance); null when they could not be listed.
   const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
@@ -655,6 +671,11 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
     std::string first_failure, first_message;
     for (size_t i : shapes) {
+      // The verdict is known at the first failing shape: the rest are left unjudged unless asked.
+      if (!first_failure.empty() && !o.all_shapes) {
+        r.shapes_not_judged.push_back(i);
+        continue;
+      }
       r.shapes.emplace_back();
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
       ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
@@ -665,7 +686,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       }
     }
     std::stable_sort(r.shapes.begin(), r.shapes.end(), [](const ShapeResult& a, const ShapeResult& b) { return a.index < b.index; });
-    if (!first_failure.empty()) return finish("fail", first_failure, first_message);
+    std::sort(r.shapes_not_judged.begin(), r.shapes_not_judged.end());
+    if (!first_failure.empty()) {
+      if (!r.shapes_not_judged.empty())
+        first_message += fmt::format(" ({} other shape{} not judged: the verdict was known; --all-shapes judges every shape)",
+                                     r.shapes_not_judged.size(), r.shapes_not_judged.size() == 1 ? "" : "s");
+      return finish("fail", first_failure, first_message);
+    }
     summarize_scores(r);
     return finish("pass", "", "");
   } catch (const std::exception& e) {
@@ -692,6 +719,11 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
   EvalResult r = evaluate_build(p, solution_dir, o, {});
   r.annotation = annotate(p, r);
   if (!o.bench || !o.baseline || r.target.empty()) return r;
+  // The reference line is for comparing a passing solution's times: a failed one has none to compare.
+  if (r.verdict != "pass") {
+    if (o.progress) o.progress("baseline: not timed (the solution did not pass)");
+    return r;
+  }
   try {
     auto staged = stage_baseline(p, r.target, o.work_dir);
     if (!staged) return r;

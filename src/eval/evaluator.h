@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,13 @@ struct EvalOptions {
   std::vector<uint64_t> seeds;          // replace the problem's check seeds (reproduce a failure)
   bool secret = true;                   // draw the problem's secret seeds
   TimingPolicy timing;
-  std::chrono::milliseconds call_timeout{std::chrono::seconds(60)};
+  // One request to the worker (kb_setup, a checked call); 0: derived per shape from the problem
+  // (eval/call_timeout.h), which is the default.
+  std::chrono::milliseconds call_timeout{0};
+  // Per shape index, the baseline's median time where known: the derived call timeout follows it.
+  std::map<size_t, double> expected_seconds;
+  // Judge every shape even after one has failed (the verdict is known at the first failure).
+  bool all_shapes = false;
   std::filesystem::path work_dir;       // worker logs; required
   std::filesystem::path build_dir;      // content-addressed build cache; required
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <charconv>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -86,13 +88,35 @@ class Validator {
     return s;
   }
 
+  // One line number as written (an integer of any size): 1 .. 2^31 - 1, else an issue. A number
+  // past int's range once wrapped silently (2^32 + 1 read as line 1) or threw out of std::stoi.
+  bool line_number(int64_t v, bool overflowed, const std::string& written, const std::string& field, int& out) {
+    if (overflowed || v < 1 || v > std::numeric_limits<int>::max()) {
+      issue(field, fmt::format("line {} is out of range; expected 1 <= line <= the file's line count", written));
+      return false;
+    }
+    out = static_cast<int>(v);
+    return true;
+  }
+
+  bool line_number(const toml::node& n, const std::string& field, int& out) {
+    const int64_t v = **n.as_integer();
+    return line_number(v, false, std::to_string(v), field, out);
+  }
+
+  bool line_number(const std::string& digits, const std::string& field, int& out) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return line_number(v, ec != std::errc() || end != digits.data() + digits.size(), digits, field, out);
+  }
+
   // "12-14", "12", 12 or [12, 14].
   bool parse_lines(const toml::node& n, const std::string& field, AnnotationQuote& q) {
-    if (const auto* i = n.as_integer()) {
-      q.first = q.last = static_cast<int>(**i);
+    if (n.as_integer()) {
+      if (!line_number(n, field, q.first)) return false;
+      q.last = q.first;
     } else if (const auto* a = n.as_array(); a && a->size() >= 1 && a->size() <= 2 && a->is_homogeneous<int64_t>()) {
-      q.first = static_cast<int>(**a->get(0)->as_integer());
-      q.last = static_cast<int>(**a->get(a->size() - 1)->as_integer());
+      if (!line_number(*a->get(0), field, q.first) || !line_number(*a->get(a->size() - 1), field, q.last)) return false;
     } else if (const auto* s = n.as_string()) {
       static const std::regex range(R"(\s*(\d+)\s*(?:-\s*(\d+)\s*)?)");
       std::smatch m;
@@ -101,13 +125,14 @@ class Validator {
         issue(field, fmt::format("'{}' is not a line range; expected \"A-B\" or \"A\" (1-based, inclusive)", v));
         return false;
       }
-      q.first = std::stoi(m[1]);
-      q.last = m[2].matched ? std::stoi(m[2]) : q.first;
+      if (!line_number(m[1].str(), field, q.first)) return false;
+      if (!m[2].matched) q.last = q.first;
+      else if (!line_number(m[2].str(), field, q.last)) return false;
     } else {
       issue(field, "expected a line range: \"A-B\" or \"A\" (1-based, inclusive)");
       return false;
     }
-    if (q.first < 1 || q.last < q.first) {
+    if (q.last < q.first) {
       issue(field, fmt::format("lines {}-{}: expected 1 <= first <= last", q.first, q.last));
       return false;
     }

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "eval/poison.h"
+#include "protocol/poison.h"
 
 namespace kb {
 namespace {

@@ -34,7 +34,8 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
           {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
           {"seconds", {{"setup", s.seconds.setup}, {"expected", s.seconds.expected}, {"worker", s.seconds.worker},
-                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}}};
+                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
+          {"call_timeout_seconds", s.call_timeout_seconds}};
 }
 
 }  // namespace
@@ -59,6 +60,7 @@ json to_json(const EvalResult& r, bool with_samples) {
                  {"log_excerpt", r.build.log_excerpt}}},
       {"sass", r.sass ? to_json(*r.sass) : json(nullptr)},
       {"shapes", shapes},
+      {"shapes_not_judged", r.shapes_not_judged},
       {"summary", {{"peak_fraction_geomean", opt(r.peak_fraction_geomean)},
                    {"sol_fraction_geomean", opt(r.sol_fraction_geomean)},
                    {"regime", r.regime},

@@ -86,6 +86,7 @@ struct ShapeResult {
   // over the checks when there was no timing; null on targets without attribution.
   nlohmann::json gpu_work;
   ShapePhases seconds;
+  double call_timeout_seconds = 0;  // the limit of one request to the worker (eval/call_timeout.h)
 };
 
 struct BuildRecord {
@@ -119,6 +120,9 @@ struct EvalResult {
   // What the built library's machine code holds (cuda target; eval/sass.h), null on host.
   std::optional<SassReport> sass;
   std::vector<ShapeResult> shapes;
+  // Shapes left unjudged because an earlier one had failed (the verdict was known; --all-shapes
+  // judges them all), in index order.
+  std::vector<size_t> shapes_not_judged;
   std::optional<double> peak_fraction_geomean, sol_fraction_geomean;
   std::string regime;
   std::string compute_peak_key, memory_peak_key;

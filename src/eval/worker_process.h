@@ -9,8 +9,8 @@
 
 #include <sys/types.h>
 
-#include "eval/protocol.h"
-#include "eval/worker.h"
+#include "protocol/channel.h"
+#include "worker/worker.h"
 
 namespace kb {
 

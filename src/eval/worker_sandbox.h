@@ -4,14 +4,14 @@
 // not kbench's source, the problems' references, the runs folder, the build cache or any HOME. It
 // has no network, an environment of a few named variables (no keys, no HOME), its own user and
 // PID namespaces (everything it starts dies with it), and it dies with kbench. The system-call
-// filter (eval/sandbox.h) comes on top, after kb_setup. docs/threat-model.md lists the guarantees.
+// filter (worker/syscall_filter.h) comes on top, after kb_setup. docs/threat-model.md lists the guarantees.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "core/bwrap.h"
-#include "eval/worker.h"
+#include "worker/worker.h"
 
 namespace kb {
 

@@ -16,6 +16,7 @@
 #include "core/version.h"
 #include "target/build_sandbox.h"
 #include "target/solution_config.h"
+#include "target/solution_kit.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -44,15 +45,22 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// Everything that can change the binary: the command and every file of the folder, recursively
-// (headers included), by relative path and content.
-std::string build_key(const std::vector<std::string>& argv, const fs::path& dir) {
-  std::string material = join_command(argv) + '\n' + kbench_version() + '\n';
+// Every file of `dir`, recursively (headers included), by path relative to it and content.
+std::string folder_material(const fs::path& dir) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  std::string material;
   for (const auto& f : files) material += fs::relative(f, dir).string() + '\0' + read_file(f) + '\0';
+  return material;
+}
+
+// Everything that can change the binary: the command, every file of the solution folder and every
+// file of the solution's kits (target/solution_kit.h), each folder by relative path and content.
+std::string build_key(const std::vector<std::string>& argv, const fs::path& dir) {
+  std::string material = join_command(argv) + '\n' + kbench_version() + '\n' + folder_material(dir);
+  for (const auto& kit : solution_kits(dir)) material += "\nkit " + kit.string() + '\n' + folder_material(kit);
   return fmt::format("{:016x}", buffer_hash(material.data(), material.size(), 0x6b62656e6368ull));
 }
 
@@ -98,7 +106,7 @@ std::string explain_hidden_includes(const std::string& log, const BuildRoots& ro
     if (roots.allows(p)) continue;
     notes += "[kbench] " + p.string() + " is outside the solution folder and the system's and toolchain's headers: a "
              "solution is built from its own files only (the build runs in a sandbox that shows nothing else; "
-             "docs/evaluation.md)\n";
+             "docs/evaluation.md; a problem's kit/ is on the include path of the deck's own solutions only)\n";
   }
   return notes;
 }
@@ -208,6 +216,9 @@ BuildResult compile_solution(std::vector<std::string> argv, const fs::path& dir,
   argv.insert(argv.end(), config.flags.begin(), config.flags.end());
   for (const auto& lib : options.libraries) argv.push_back("-l" + lib);
   for (const auto& lib : config.libraries) argv.push_back("-l" + lib);
+  // A deck solution's kits (target/solution_kit.h): on the include path after the solution's own
+  // folders, so bound read-only into the sandbox and allowed by the input check like any -I folder.
+  for (const auto& kit : solution_kits(dir)) argv.push_back("-I" + kit.string());
   return compile_cached(argv, dir, build_root / target, options.sandbox);
 }
 

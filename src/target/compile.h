@@ -17,7 +17,8 @@ std::vector<std::filesystem::path> solution_sources(const std::filesystem::path&
 
 // Compiles with `argv` (whose last element is replaced by nothing: the caller puts "-o", out
 // last) into build_root/<key>/libsolution.so, where key hashes the command line and the contents
-// of every file in the solution folder. A hit skips the compiler.
+// of every file in the solution folder and in its kits (target/solution_kit.h). A hit skips the
+// compiler.
 //
 // With `sandbox`, the compiler runs in the build sandbox (target/build_sandbox.h). Either way the
 // files it read are checked against what a build may read, and listed in the cache entry, whose
@@ -27,7 +28,8 @@ BuildResult compile_cached(const std::vector<std::string>& argv_without_output,
                            bool sandbox);
 
 // Completes `argv` (the compiler with kbench's fixed flags and the sources) with what the folder's
-// solution.toml may add (target/solution_config.h) and options.libraries, then compile_cached under
+// solution.toml may add (target/solution_config.h), options.libraries and a deck solution's kits
+// (-I, target/solution_kit.h), then compile_cached under
 // build_root/<target>. A rejected solution.toml is a failed build whose log says why.
 BuildResult compile_solution(std::vector<std::string> argv, const std::filesystem::path& solution_dir,
                              const std::string& target, const BuildOptions& options,

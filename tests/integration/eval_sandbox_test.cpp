@@ -103,7 +103,8 @@ class EvalSandbox : public ::testing::Test {
       return d;
     }
     const fs::path honest = kSource / "problems/softmax/solutions/cuda-fast";
-    fs::copy_file(honest / "softmax_kernel.cuh", d / "softmax_kernel.cuh");
+    // Outside the deck the problem's kit is not on the include path: the kernel comes along.
+    fs::copy_file(kSource / "problems/softmax/kit/softmax_kernel.cuh", d / "softmax_kernel.cuh");
     std::string main = kbtest::slurp(honest / "solution.cu");
     const std::string setup = "void** state) {";
     if (wrong) main.replace(main.find(setup), setup.size(), setup + "\n  if (p) return 1;");

@@ -11,7 +11,7 @@
 #include "deck/problem.h"
 #include "deck/registry.h"
 #include "eval/comparator.h"
-#include "eval/poison.h"
+#include "protocol/poison.h"
 
 namespace fs = std::filesystem;
 

@@ -90,7 +90,9 @@ INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
                                          "softmax/solutions/exploit-cuda-strided-sample-cache",
                                          "softmax/solutions/exploit-cuda-row-sum-cache",
                                          "softmax/solutions/exploit-cuda-edge-lines-cache",
-                                         "kda/solutions/exploit-cuda-fingerprint-cache"),
+                                         "kda/solutions/exploit-cuda-fingerprint-cache",
+                                         // One more user of problems/softmax/kit (kda's are built by DeckKdaCudaBuild).
+                                         "softmax/solutions/exploit-cuda-late-kernel"),
                          [](const testing::TestParamInfo<const char*>& i) {
                            std::string n = i.param;
                            for (char& c : n)

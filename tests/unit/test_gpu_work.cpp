@@ -1,12 +1,13 @@
 // The judgement of attributed GPU work (eval/gpu_work.h) and the choice of a cold sample's time
-// between the event interval and the activity span (eval/timing.h), on synthetic records.
+// between the event interval and the activity span (worker/sampling.h), on synthetic records.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "eval/gpu_work.h"
 #include "eval/result.h"
-#include "eval/timing.h"
+#include "worker/sampling.h"
+#include "worker/work_ledger.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <thread>
 
-#include "eval/protocol.h"
 #include "eval/static_scan.h"
+#include "protocol/channel.h"
 
 namespace fs = std::filesystem;
 using namespace kb;

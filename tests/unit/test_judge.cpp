@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "eval/judge.h"
-#include "eval/poison.h"
+#include "protocol/poison.h"
 
 namespace kb {
 namespace {

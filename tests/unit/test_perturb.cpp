@@ -1,5 +1,5 @@
-// The timed-call perturbation (core/perturb.h, eval/perturbation.h) and the re-checked calls'
-// reservoir (eval/recheck_reservoir.h).
+// The timed-call perturbation (core/perturb.h, protocol/perturbation.h) and the re-checked calls'
+// reservoir (protocol/recheck_reservoir.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include "core/perturb.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
-#include "eval/perturbation.h"
-#include "eval/recheck_reservoir.h"
+#include "protocol/perturbation.h"
+#include "protocol/recheck_reservoir.h"
 
 namespace kb {
 namespace {

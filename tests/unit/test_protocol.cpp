@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "eval/protocol.h"
-#include "eval/timing.h"
+#include "protocol/channel.h"
+#include "worker/sampling.h"
 
 namespace kb {
 namespace {

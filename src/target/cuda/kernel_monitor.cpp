@@ -34,7 +34,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 // Stream-ordered work that is neither a kernel, a copy nor a memset, so that no activity record
 // covers its time: host functions, waits on events or memory values, graph launches (which may
 // hold host nodes). A call that enqueues any of these is timed by its events, not by the span of
-// its records (eval/timing.h).
+// its records (worker/sampling.h).
 bool holds_unrecorded_stream_work(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     switch (id) {
@@ -121,7 +121,7 @@ KernelMonitor* KernelMonitor::start(cudaStream_t stream, std::string* why) {
   }
   g_monitor = m;
   // Any thread CUPTI starts for its buffers starts now, before the solution's sandbox forbids new
-  // threads (eval/sandbox.h).
+  // threads (worker/syscall_filter.h).
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   return m;
 }

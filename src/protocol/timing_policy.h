@@ -1,0 +1,47 @@
+// Timing policy: how long to warm up, when to stop sampling, how many calls to re-check. The parent
+// chooses it, sends it to the worker with every bench request and records it in result.json.
+// Modelled on NVBench's stdrel stopping criterion: sample until the relative standard deviation
+// of the samples falls under a target, with a floor on samples and a ceiling on time.
+#pragma once
+
+#include <cstddef>
+
+#include <nlohmann/json.hpp>
+
+namespace kb {
+
+struct TimingPolicy {
+  double warmup_seconds = 0.1;     // hot calls before sampling: caches, page faults, lazy init
+  size_t min_samples = 30;         // never stop before this many cold samples
+  size_t max_samples = 100000;     // hard stop
+  double target_rel_stdev = 0.005; // stop when stdev/mean <= 0.5% (the noise target)
+  double max_seconds = 3.0;        // stop sampling after this much wall time (per shape)
+  int input_sets = 2;              // rotated input sets, each perturbed before every timed call
+  // Timed calls whose outputs are re-checked: a secret reservoir sample of all of them
+  // (protocol/recheck_reservoir.h). Each kept call's outputs are held in the worker until the end of
+  // sampling, so the count is bounded by memory: three of moe_swiglu's largest output are ~10 GB.
+  int rechecks = 3;
+  // Perturb every timed call's inputs (core/perturb.h), so that none repeats an earlier call's and
+  // a cached result cannot profit. Off (--no-perturb) only to measure what the perturbation costs
+  // (tests/benchmarks/perturb_timing): results without it are not comparable.
+  bool perturb = true;
+  // A cold sample whose SM clock (when the target can measure it) is below this fraction of the
+  // device's maximum clock was taken while the GPU throttled: it is discarded and counted, as
+  // NVBench does with its throttle threshold option.
+  double throttle_threshold = 0.75;
+  double hot_seconds = 0.002;      // hot (graph/batch) timing: enough back-to-back calls to fill this
+  int tail_checks = 10;            // device-wide cross-checks against work hidden off the stream
+  // Hold the stream with NVBench's blocking kernel during cold samples (cuda), so that launch
+  // overhead stays out. Off only under a profiler such as Nsight Compute, which serialises kernels
+  // and would wait on it forever.
+  bool blocking_kernel = true;
+  // Let hot timing capture the calls into one CUDA graph (cuda). Off for code known to wait for the
+  // device inside kb_run (a synchronizing baseline), which cannot be captured and whose failed
+  // capture can leave a library's state (cuBLAS's) unusable for the plain calls that follow.
+  bool hot_capture = true;
+};
+
+nlohmann::json to_json(const TimingPolicy& p);
+TimingPolicy timing_policy_from_json(const nlohmann::json& j);  // the inverse of to_json
+
+}  // namespace kb

@@ -1,0 +1,488 @@
+#include "worker/worker.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "deck/generate.h"
+#include "kbench/solution.h"
+#include "protocol/channel.h"
+#include "protocol/perturbation.h"
+#include "protocol/poison.h"
+#include "protocol/recheck_reservoir.h"
+#include "target/target.h"
+#include "worker/sampling.h"
+#include "worker/syscall_filter.h"
+#include "worker/work_ledger.h"
+
+namespace kb {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// A tensor in device memory with the DLTensor that points at it.
+struct DeviceTensor {
+  Device* device = nullptr;
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  DLTensor dl{};
+
+  DeviceTensor(Device& d, DType t, std::vector<int64_t> sh)
+      : device(&d), bytes(static_cast<size_t>(numel_of(sh)) * element_bytes(t)), dtype(t), shape(std::move(sh)) {
+    ptr = d.alloc(bytes);
+    dl.data = ptr;
+    dl.device = d.dl_device();
+    dl.ndim = static_cast<int>(shape.size());
+    dl.dtype = info(dtype).dl;
+    dl.shape = shape.data();
+    dl.strides = nullptr;
+    dl.byte_offset = 0;
+  }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+  ~DeviceTensor() { device->release(ptr); }
+};
+
+using TensorList = std::vector<std::unique_ptr<DeviceTensor>>;
+
+std::vector<DLTensor> views(const TensorList& ts) {
+  std::vector<DLTensor> v;
+  for (const auto& t : ts) v.push_back(t->dl);
+  return v;
+}
+
+class Worker {
+ public:
+  Worker(const WorkerArgs& a)
+      : problem_(load_problem(a.problem_dir)), shape_(problem_.shapes.at(a.shape)),
+        target_(make_target(a.target)), device_(target_->open_device()), host_target_(a.target == "host") {
+    lib_ = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) throw std::runtime_error(std::string("cannot load the solution library: ") + dlerror());
+    setup_ = reinterpret_cast<decltype(setup_)>(dlsym(lib_, "kb_setup"));
+    run_ = reinterpret_cast<decltype(run_)>(dlsym(lib_, "kb_run"));
+    teardown_ = reinterpret_cast<decltype(teardown_)>(dlsym(lib_, "kb_teardown"));
+    std::string missing;
+    if (!setup_) missing += " kb_setup";
+    if (!run_) missing += " kb_run";
+    if (!teardown_) missing += " kb_teardown";
+    if (!missing.empty())
+      throw std::runtime_error("the solution does not export:" + missing +
+                               " (declare them extern \"C\" as in kbench/solution.h)");
+    outputs_ = allocate(problem_.outputs);  // poisoned before every call
+    device_->start_work_monitor();
+  }
+
+  // Every reply is tagged with the channel key once the parent has handed it over (setup).
+  void reply(const json& header, const void* payload = nullptr, size_t bytes = 0) {
+    send_message(kWorkerReplyFd, header, payload, bytes, &auth_);
+  }
+
+  // Returns false when the parent asked to stop.
+  bool serve(const Message& m) {
+    const std::string op = m.header.at("op");
+    if (op == "setup") return setup(m.header), true;
+    if (op == "check") return check(m.header), true;
+    if (op == "bench") return bench(m.header), true;
+    if (op == "repeat") return repeat(m.header), true;
+    if (op == "teardown") {
+      if (state_set_) teardown_(state_);
+      state_set_ = false;
+      reply({{"ok", true}});
+      return false;
+    }
+    throw std::runtime_error("unknown worker op '" + op + "'");
+  }
+
+ private:
+  void setup(const json& req) {
+    hash_key_ = req.at("hash_key");
+    auth_.key = channel_key_from_hex(req.at("channel_key"));
+    auth_.active = true;
+    weights_ = allocate(problem_.weights);
+    fill(weights_, problem_.weights, req.at("weights_seed"), kWeightStreamBase);
+    weight_views_ = views(weights_);
+    dim_names_.clear();
+    for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
+    kb_problem p{problem_.name.c_str(), static_cast<int>(dim_names_.size()), dim_names_.data(), shape_.dims.data(),
+                 weight_views_.data(), static_cast<int>(weight_views_.size())};
+    int rc = setup_(&p, &state_);
+    device_->synchronize();
+    state_set_ = rc == 0;
+    // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
+    // the runtime's initialisation, before the first kb_run.
+    if (req.value("sandbox", true)) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
+    reply({{"rc", rc}});
+  }
+
+  TensorList allocate(const std::vector<TensorSpec>& specs) {
+    TensorList out;
+    for (const auto& t : specs) out.push_back(std::make_unique<DeviceTensor>(*device_, t.dtype, problem_.tensor_shape(t, shape_)));
+    return out;
+  }
+
+  // Writes the tensors of `specs` for `seed` into `ts`: generated on the device where the target
+  // can (bit-identical to the host generators, and no host-to-device copy of large inputs), else
+  // on the host and uploaded. Tensor i uses stream stream_base + i, as deck/generate.h does.
+  void fill(TensorList& ts, const std::vector<TensorSpec>& specs, uint64_t seed, uint32_t stream_base) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      DeviceTensor& t = *ts[i];
+      const uint32_t stream = stream_base + static_cast<uint32_t>(i);
+      if (device_->generate(t.ptr, static_cast<int>(t.dtype), numel_of(t.shape), problem_.init_for(specs[i], shape_), seed,
+                            stream))
+        continue;
+      const HostTensor h = generate_tensor(problem_, shape_, specs[i], seed, stream);
+      device_->upload(t.ptr, h.data(), h.bytes.size());
+    }
+  }
+
+  // Applies (or undoes) timed call `call`'s perturbation to an input set on the device.
+  void perturb_set(TensorList& set, uint64_t secret, uint64_t call, bool undo) {
+    const uint64_t key = perturb_call_key(secret, call);
+    for (size_t i = 0; i < problem_.inputs.size(); ++i) {
+      if (!problem_.inputs[i].perturb) continue;
+      DeviceTensor& t = *set[i];
+      const PerturbRows r = perturb_rows(t.shape);
+      device_->perturb(t.ptr, r.rows, r.len, static_cast<int>(element_bytes(t.dtype)), key, static_cast<uint32_t>(i),
+                       undo);
+    }
+  }
+
+  void poison_outputs() {
+    for (const auto& o : outputs_) {
+      Poison p = poison_for(o->dtype);
+      device_->fill_pattern(o->ptr, o->bytes, p.pattern, p.bytes);
+    }
+  }
+
+  std::vector<uint64_t> hashes(const TensorList& ts) {
+    std::vector<uint64_t> h;
+    for (const auto& t : ts) h.push_back(device_->hash(t->ptr, t->bytes, hash_key_));
+    return h;
+  }
+
+  // One call of the solution on `inputs`, not timed; returns kb_run's code.
+  int call(const TensorList& inputs) {
+    auto in = views(inputs);
+    auto out = views(outputs_);
+    kb_call c{in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), device_->stream()};
+    // Everything launched between these marks is the solution's (Device::mark_call).
+    struct Mark {
+      Device* d;
+      explicit Mark(Device* dev) : d(dev) { d->mark_call(true); }
+      ~Mark() { d->mark_call(false); }
+    } mark(device_.get());
+    return run_(state_, &c);
+  }
+
+  // The solution's GPU work since the last collection, added to `ledger`; returns it.
+  std::vector<GpuWork> collect(WorkLedger& ledger) {
+    auto work = device_->collect_work();
+    if (!work) return {};
+    ledger.add(*work);
+    return std::move(*work);
+  }
+
+  std::vector<std::byte> download_outputs() {
+    size_t total = 0;
+    for (const auto& o : outputs_) total += o->bytes;
+    std::vector<std::byte> buf(total);
+    size_t off = 0;
+    for (const auto& o : outputs_) {
+      device_->download(buf.data() + off, o->ptr, o->bytes);
+      off += o->bytes;
+    }
+    return buf;
+  }
+
+  // The outputs' fingerprint `delay` after a first download: a solution whose work goes on after
+  // kb_run returned (a thread of its own finishing the outputs later) changes them in between.
+  bool outputs_settled(const std::vector<std::byte>& first, double call_seconds) {
+    const double delay = std::clamp(4 * call_seconds, 0.01, 0.2);
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    device_->synchronize();
+    return download_outputs() == first;
+  }
+
+  // Fresh inputs of `seed` for checked calls. The previous ones stay allocated until these are, so
+  // consecutive checks never see the same input addresses (a cache keyed on the input pointer
+  // cannot hit by chance).
+  void fresh_inputs(uint64_t seed) {
+    auto inputs = allocate(problem_.inputs);
+    fill(inputs, problem_.inputs, seed, 0);
+    prev_inputs_ = std::move(inputs);
+  }
+
+  struct CheckedCall {
+    int rc = 0;
+    double seconds = 0;             // wall time, launch to synchronised
+    std::vector<std::byte> outputs;
+    bool settled = false;           // the outputs did not change after kb_run returned
+  };
+
+  // One untimed call on the current inputs: outputs poisoned before, downloaded after, and
+  // fingerprinted again a little later (outputs_settled).
+  CheckedCall checked_call() {
+    CheckedCall c;
+    poison_outputs();
+    device_->synchronize();
+    const auto t0 = Clock::now();
+    c.rc = call(prev_inputs_);
+    device_->synchronize();
+    c.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    c.outputs = download_outputs();
+    c.settled = outputs_settled(c.outputs, c.seconds);
+    return c;
+  }
+
+  void check(const json& req) {
+    fresh_inputs(req.at("seed"));
+    // A timed call's inputs, re-run on a fresh worker: the set's seed, perturbed as that call was.
+    if (req.contains("perturb_call"))
+      perturb_set(prev_inputs_, req.at("perturb_secret"), req.at("perturb_call"), /*undo=*/false);
+    const CheckedCall c = checked_call();
+    json r = {{"rc", c.rc}, {"seconds", c.seconds}, {"input_hashes", hashes(prev_inputs_)},
+              {"weight_hashes", hashes(weights_)}, {"settled", c.settled}};
+    WorkLedger ledger;
+    collect(ledger);  // after the settle wait: a thread of the solution's finishing late is seen too
+    r["gpu_work"] = ledger.to_json(device_->monitor_status());
+    reply(r, c.outputs.data(), c.outputs.size());
+  }
+
+  // The race check: `calls` checked calls on one set of inputs; every call's outputs come back,
+  // concatenated, for the parent to judge and compare (a race that passes sometimes shows as
+  // repeats that differ, or one that fails).
+  void repeat(const json& req) {
+    fresh_inputs(req.at("seed"));
+    const int calls = req.at("calls");
+    std::vector<std::byte> payload;
+    json settled = json::array();
+    for (int i = 0; i < calls; ++i) {
+      const CheckedCall c = checked_call();
+      if (c.rc != 0) return reply({{"rc", c.rc}, {"call", i}});
+      settled.push_back(c.settled);
+      payload.insert(payload.end(), c.outputs.begin(), c.outputs.end());
+    }
+    WorkLedger ledger;
+    collect(ledger);
+    reply({{"rc", 0}, {"settled", settled}, {"input_hashes", hashes(prev_inputs_)}, {"weight_hashes", hashes(weights_)},
+           {"gpu_work", ledger.to_json(device_->monitor_status())}},
+          payload.data(), payload.size());
+  }
+
+  void bench(const json& req) {
+    const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
+    device_->set_blocking_kernel(pol.blocking_kernel);
+    device_->set_hot_capture(pol.hot_capture);
+    const std::vector<uint64_t> seeds = req.at("seeds");
+    // Every timed call runs on its set's inputs perturbed by a key of its own (perturbation.h), and
+    // any of them may be re-checked (a reservoir sample the parent can recompute).
+    const bool perturb = req.at("perturb").get<bool>();
+    const uint64_t perturb_secret = req.at("perturb_secret");
+    const RecheckReservoir reservoir(req.at("reservoir_seed").get<uint64_t>(), req.at("rechecks").get<size_t>());
+    std::vector<TensorList> sets;
+    for (uint64_t s : seeds) {
+      sets.push_back(allocate(problem_.inputs));
+      fill(sets.back(), problem_.inputs, s, 0);
+    }
+    device_->synchronize();
+    auto run_set = [&](size_t set) { return [this, &sets, set] { return call(sets[set % sets.size()]); }; };
+
+    // Warm-up: hot calls, alternating input sets, for at least warmup_seconds.
+    // Each warm-up call's wall time (launch to synchronised) is kept: the parent compares it with
+    // the timed calls' (a solution that behaves differently when timed shows there).
+    size_t warm = 0;
+    std::vector<double> warm_seconds;
+    const auto w0 = Clock::now();
+    do {
+      const auto c0 = Clock::now();
+      int rc = call(sets[warm % sets.size()]);
+      device_->synchronize();
+      warm_seconds.push_back(std::chrono::duration<double>(Clock::now() - c0).count());
+      ++warm;
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "warmup"}});
+    } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
+    WorkLedger ledger;
+    collect(ledger);  // so that the first sample's span holds that call's work only
+
+    // Cold samples: perturb the set whose turn it is (undoing its previous call's perturbation),
+    // poison the outputs, flush, time one call; keep the reservoir's calls for re-checking. All of
+    // it but the call is outside the timed interval, and every call gets the same treatment, so
+    // nothing tells a re-checked call from another before it has run.
+    StoppingCriterion stop(pol);
+    std::vector<double> samples, clocks, event_samples;
+    size_t span_samples = 0;
+    size_t throttled = 0;
+    std::vector<std::vector<std::byte>> kept_outputs;
+    std::vector<json> kept;
+    std::vector<std::optional<uint64_t>> perturbed(sets.size());  // the call whose perturbation each set holds
+    const double max_clock = device_->max_sm_clock_mhz();
+    const auto s0 = Clock::now();
+    std::string reason;
+    size_t it = 0;
+    for (; reason.empty(); ++it) {
+      const size_t set = it % sets.size();
+      if (perturb) {
+        if (perturbed[set]) perturb_set(sets[set], perturb_secret, *perturbed[set], /*undo=*/true);
+        perturb_set(sets[set], perturb_secret, it, /*undo=*/false);
+        perturbed[set] = it;
+      }
+      const std::optional<size_t> slot = reservoir.slot_for(it);
+      poison_outputs();
+      device_->synchronize();
+      device_->flush_cache();
+      int rc = 0;
+      const Device::TimedCall t = device_->time_call(run_set(set), &rc);
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      bool used_span = false;
+      const double seconds = cold_sample_seconds(t.seconds, WorkLedger::span_seconds(collect(ledger)), &used_span);
+      if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
+        ++throttled;
+      } else {
+        samples.push_back(seconds);
+        event_samples.push_back(t.seconds);
+        span_samples += used_span;
+        if (std::isfinite(t.sm_clock_mhz)) clocks.push_back(t.sm_clock_mhz);
+      }
+      if (slot) {
+        device_->synchronize();
+        auto out = download_outputs();
+        const bool settled = outputs_settled(out, t.seconds);
+        json entry = {{"iteration", it}, {"set", set}, {"input_hashes", hashes(sets[set])}, {"settled", settled}};
+        if (*slot == kept.size()) {
+          kept.push_back(std::move(entry));
+          kept_outputs.push_back(std::move(out));
+        } else {
+          kept.at(*slot) = std::move(entry);
+          kept_outputs.at(*slot) = std::move(out);
+        }
+      }
+      const double elapsed = std::chrono::duration<double>(Clock::now() - s0).count();
+      reason = stop.should_stop(samples, elapsed);
+      // Every sample throttled for twice the time limit: give up rather than loop forever; the
+      // parent reports it.
+      if (reason.empty() && samples.empty() && elapsed > 2 * pol.max_seconds) reason = "throttled";
+    }
+    // The sets back as generated, for hot timing, the tail checks and their final fingerprints.
+    for (size_t s = 0; s < sets.size(); ++s)
+      if (perturbed[s]) perturb_set(sets[s], perturb_secret, *perturbed[s], /*undo=*/true);
+    device_->synchronize();
+    // One payload of the kept outputs, each freed once copied (moe_swiglu's outputs are GBs).
+    std::vector<std::byte> payload;
+    size_t total = 0;
+    for (const auto& o : kept_outputs) total += o.size();
+    payload.reserve(total);
+    json rechecked = json::array();
+    for (size_t k = 0; k < kept.size(); ++k) {
+      rechecked.push_back(kept[k]);
+      payload.insert(payload.end(), kept_outputs[k].begin(), kept_outputs[k].end());
+      std::vector<std::byte>().swap(kept_outputs[k]);
+    }
+    json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
+                  {"throttled", throttled}, {"warmup_calls", warm}, {"warmup_call_seconds", warm_seconds}, {"stop_reason", reason},
+                  {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked},
+                  {"timed_calls", it},
+                  {"event_samples", event_samples}, {"span_samples", span_samples}};
+
+    // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.
+    if (!samples.empty()) {
+      std::vector<double> sorted = samples;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const size_t n = std::clamp<size_t>(static_cast<size_t>(pol.hot_seconds / std::max(median, 1e-9)), 10, 1000);
+      std::vector<std::function<int()>> calls;
+      for (size_t i = 0; i < n; ++i) calls.push_back(run_set(i));
+      int rc = 0;
+      std::string mode;
+      const double per_call = device_->time_hot(calls, &rc, &mode);
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "hot timing"}});
+      r["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
+      collect(ledger);
+    }
+
+    // Device-wide cross-checks: how long the device stays busy after kb_run returns.
+    json tails = json::array();
+    for (int i = 0; i < pol.tail_checks; ++i) {
+      int rc = 0;
+      device_->flush_cache();  // cold, as in the samples: hidden work runs at its full length
+      device_->synchronize();
+      auto t = device_->tail_check(run_set(static_cast<size_t>(i)), &rc);
+      if (rc != 0) return reply({{"rc", rc}, {"phase", "tail check"}});
+      if (!t) break;
+      tails.push_back({{"stream", t->stream_seconds}, {"tail", t->tail_seconds}, {"latency", t->sync_latency_seconds}});
+    }
+    r["tail_checks"] = tails;
+    collect(ledger);
+    r["gpu_work"] = ledger.to_json(device_->monitor_status());
+
+    std::vector<json> set_hashes;
+    for (const auto& s : sets) set_hashes.push_back(hashes(s));
+    r["input_hashes"] = set_hashes;
+    r["weight_hashes"] = hashes(weights_);
+    reply(r, payload.data(), payload.size());
+  }
+
+  Problem problem_;
+  const ShapeCase& shape_;
+  std::unique_ptr<Target> target_;
+  std::unique_ptr<Device> device_;
+  void* lib_ = nullptr;
+  int (*setup_)(const kb_problem*, void**) = nullptr;
+  int (*run_)(void*, const kb_call*) = nullptr;
+  void (*teardown_)(void*) = nullptr;
+  void* state_ = nullptr;
+  bool state_set_ = false;
+  bool host_target_ = false;
+  uint64_t hash_key_ = 0;
+  ChannelAuth auth_;
+  TensorList weights_, outputs_, prev_inputs_;
+  std::vector<DLTensor> weight_views_;
+  std::vector<const char*> dim_names_;
+};
+
+}  // namespace
+
+int worker_main(const WorkerArgs& args) {
+  std::unique_ptr<Worker> w;
+  try {
+    w = std::make_unique<Worker>(args);
+    send_message(kWorkerReplyFd, {{"ready", true}});
+  } catch (const std::exception& e) {
+    fprintf(stderr, "[kbench worker] %s\n", e.what());
+    try {
+      send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}});
+    } catch (...) {
+    }
+    return 3;
+  }
+  try {
+    for (;;) {
+      Message m = receive_message(kWorkerRequestFd);
+      if (!w->serve(m)) return 0;
+    }
+  } catch (const ChannelClosed&) {
+    return 0;  // the parent is gone: nothing left to serve
+  } catch (const std::exception& e) {
+    fprintf(stderr, "[kbench worker] %s\n", e.what());
+    try {
+      w->reply({{"error", e.what()}});
+    } catch (...) {
+    }
+    return 3;
+  }
+}
+
+}  // namespace kb
