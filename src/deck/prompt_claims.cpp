@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -214,16 +216,11 @@ class Checker {
           for (const auto* list : {&p_.inputs, &p_.weights})
             for (const auto& ts : *list)
               if (ts.name == tensor) spec = &ts;
-          const auto want = want_node.value<std::string>();
-          if (!spec || !want) {
-            bad(which, fmt::format("where.init.{}: not an input or weight of the problem, or not a string", tensor));
+          if (!spec) {
+            bad(which, fmt::format("where.init.{}: not an input or weight of the problem", tensor));
             continue;
           }
-          const InitSpec& init = p_.init_for(*spec, shape);
-          const std::string have = init.kind == InitSpec::Kind::generator ? init.generator
-                                   : init.kind == InitSpec::Kind::normal  ? "normal"
-                                                                          : "uniform";
-          ok = ok && have == *want;
+          ok = ok && init_meets(p_.init_for(*spec, shape), want_node, fmt::format("where.init.{}", tensor), which);
         }
       } else if (const auto d = dim_index(key)) {
         const int64_t v = shape.dims[*d];
@@ -249,6 +246,47 @@ class Checker {
       } else {
         bad(which, fmt::format("where: '{}' is neither a dim of the problem ({}) nor label, labelled or init", key,
                                fmt::join(p_.dims, ", ")));
+      }
+    }
+    return ok;
+  }
+
+  // An init against "normal" (its distribution or generator), or against a table of that (`is`)
+  // and its parameters: mean, std (normal), low, high (uniform), a generator's own; each a number
+  // (equal) or a table of min, max. A parameter the init does not have does not match.
+  bool init_meets(const InitSpec& init, const toml::node& want, const std::string& key, const std::string& which) {
+    const std::string is = init.kind == InitSpec::Kind::generator ? init.generator
+                           : init.kind == InitSpec::Kind::normal  ? "normal"
+                                                                  : "uniform";
+    if (const auto name = want.value<std::string>()) return is == *name;
+    const auto* t = want.as_table();
+    if (!t || !(*t)["is"].value<std::string>()) {
+      bad(which, key + " must be a distribution or generator name, or a table with `is` and parameters");
+      return false;
+    }
+    bool ok = (*t)["is"].value<std::string>() == is;
+    std::map<std::string, double> params = init.params;
+    if (init.kind == InitSpec::Kind::normal) params.insert({{"mean", init.mean}, {"std", init.std}});
+    if (init.kind == InitSpec::Kind::uniform) params.insert({{"low", init.low}, {"high", init.high}});
+    for (const auto& [name_, arg] : *t) {
+      const std::string name(name_.str());
+      if (name == "is") continue;
+      const auto it = params.find(name);
+      const std::optional<double> have = it == params.end() ? std::nullopt : std::optional<double>(it->second);
+      if (const auto eq = arg.value<double>()) {
+        ok = ok && have && *have == *eq;
+      } else if (const auto* range = arg.as_table()) {
+        for (const auto& [op_, bound] : *range) {
+          const std::string op(op_.str());
+          const auto b = bound.value<double>();
+          if (!b || (op != "min" && op != "max")) {
+            bad(which, fmt::format("{}.{}.{}: expected min or max with a number", key, name, op));
+            continue;
+          }
+          ok = ok && have && (op == "min" ? *have >= *b : *have <= *b);
+        }
+      } else {
+        bad(which, fmt::format("{}.{} must be a number or a table of min, max", key, name));
       }
     }
     return ok;

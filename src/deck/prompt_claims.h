@@ -20,7 +20,8 @@
 //
 // `where` values: an integer (equal), or a table of min, max, multiple_of, not_multiple_of; and
 // `label` (a substring of the shape's label), `labelled` (true: the shape has a label of its own),
-// `init = { tensor = "normal" }` (the tensor's distribution or generator in that shape).
+// `init = { tensor = "normal" }` (the tensor's distribution or generator in that shape), or with its
+// parameters, `init = { x = { is = "normal", std = 4.0 } }` (a number, or a table of min and max).
 //
 // So that a new statement cannot slip in unchecked, the prompt is scanned for what reads as one: a
 // dim with a value ("M = 32", "K = V = 128"), a sized model name ("Llama-3-8B", "Qwen3-30B-A3B"),

@@ -131,6 +131,24 @@ where = { page_size = { multiple_of = 32 } }
   EXPECT_TRUE(any_has(wrong, "in problem.toml it holds for none")) << joined(wrong);
 }
 
+// A distribution's parameters: softmax draws x from N(0, 4) in every shape; a prompt that said a
+// standard deviation of 3 would be refused.
+TEST(PromptClaims, InitParametersAreChecked) {
+  const Problem p = problem("softmax");
+  const std::string prompt = "The logits are normal with a standard deviation of 4.";
+  auto claim = [](const std::string& where) {
+    return "[[claim]]\ntext = \"The logits are normal with a standard deviation of 4\"\nshapes = \"all\"\nwhere = " + where + "\n";
+  };
+  EXPECT_TRUE(check_prompt_claims(p, prompt, claim("{ init = { x = { is = \"normal\", std = 4.0 } } }")).empty());
+  EXPECT_TRUE(check_prompt_claims(p, prompt, claim("{ init = { x = { is = \"normal\", std = { min = 3.5, max = 4.5 } } } }")).empty());
+  EXPECT_TRUE(any_has(check_prompt_claims(p, prompt, claim("{ init = { x = { is = \"normal\", std = 3.0 } } }")),
+                      "in problem.toml it holds for none"));
+  EXPECT_TRUE(any_has(check_prompt_claims(p, prompt, claim("{ init = { x = { is = \"uniform\" } } }")),
+                      "in problem.toml it holds for none"));
+  EXPECT_TRUE(any_has(check_prompt_claims(p, prompt, claim("{ init = { y = \"normal\" } }")),
+                      "where.init.y: not an input or weight of the problem"));
+}
+
 // A statement about the shapes that no claim quotes is refused, whatever it says; an exemption
 // needs its reason; a quote the prompt does not make is refused.
 TEST(PromptClaims, UncheckedStatementsAndStaleQuotesFail) {
