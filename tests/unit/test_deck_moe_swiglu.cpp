@@ -142,3 +142,23 @@ TEST(DeckMoeSwiglu, PromptRendersWithTheJudgedNumbers) {
 }
 
 }  // namespace
+
+// What prompt.md says of the decode step (shape 3, 16 tokens x top 8 over 128 experts): most of the
+// experts that get rows get one or two, and some get none (issue 25: the prompt's statements about
+// the data hold for the data drawn).
+TEST(DeckMoeSwiglu, InTheDecodeStepMostBusyExpertsGetOneOrTwoRows) {
+  const kb::Problem p = load();
+  ASSERT_EQ(p.shapes.at(3).dims.at(0), 16);  // num_tokens
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    const auto off = offsets(p, 3, seed);
+    size_t busy = 0, one_or_two = 0, idle = 0;
+    for (size_t e = 0; e + 1 < off.size(); ++e) {
+      const int64_t rows = off[e + 1] - off[e];
+      if (rows == 0) ++idle;
+      else ++busy;
+      one_or_two += rows == 1 || rows == 2;
+    }
+    EXPECT_GT(one_or_two * 2, busy) << "seed " << seed << ": " << one_or_two << " of " << busy << " busy experts";
+    EXPECT_GT(idle, 0u) << "seed " << seed;
+  }
+}

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "agent/prompt.h"
@@ -219,3 +220,36 @@ TEST(DeckPagedAttention, PromptRendersWithTheJudgedNumbers) {
 }
 
 }  // namespace
+
+// What prompt.md says of the stale entries past a sequence's last page: random pages of the pool,
+// most of them other sequences' pages, some the sequence's own, a few unused (issue 25 found the
+// prompt saying "other sequences' tokens" only). Counted over every shape and three seeds.
+TEST(DeckPagedAttention, StaleTableEntriesAreMostlyOtherSequencesPagesSomeOwnAFewUnused) {
+  const kb::Problem p = load();
+  int64_t other = 0, own = 0, unused = 0;
+  for (size_t s = 0; s < p.shapes.size(); ++s) {
+    const auto page = static_cast<int64_t>(p.variables(p.shapes[s]).at("page_size"));
+    for (uint64_t seed : {1, 2, 3}) {
+      const auto lens = lengths(p, s, seed);
+      const kb::HostTensor table = input(p, s, 2, seed);
+      const int64_t max_pages = table.shape.at(1);
+      std::map<int64_t, size_t> owner;  // page -> the sequence it belongs to
+      for (size_t b = 0; b < lens.size(); ++b)
+        for (int64_t j = 0; j < (lens[b] + page - 1) / page; ++j)
+          owner[static_cast<int64_t>(table.get(static_cast<int64_t>(b) * max_pages + j))] = b;
+      for (size_t b = 0; b < lens.size(); ++b)
+        for (int64_t j = (lens[b] + page - 1) / page; j < max_pages; ++j) {
+          const auto it = owner.find(static_cast<int64_t>(table.get(static_cast<int64_t>(b) * max_pages + j)));
+          if (it == owner.end()) ++unused;
+          else if (it->second == b) ++own;
+          else ++other;
+        }
+    }
+  }
+  const double all = static_cast<double>(other + own + unused);
+  EXPECT_GT(other / all, 0.8) << other << " other, " << own << " own, " << unused << " unused";
+  EXPECT_GT(own, 0);
+  EXPECT_LT(own / all, 0.2);
+  EXPECT_GT(unused, 0);
+  EXPECT_LT(unused / all, 0.05);
+}
