@@ -13,6 +13,7 @@
 #include "agent/cli_install.h"
 #include "agent/sandbox.h"
 #include "agent/workspace.h"
+#include "core/data_dir.h"
 #include "core/subprocess.h"
 #include "core/version.h"
 #include "eval/evaluator.h"
@@ -43,7 +44,8 @@ void check_read_only_path(const fs::path& p, const fs::path& runs_dir) {
   if (!p.is_absolute()) throw RunSetupError("--ro-bind " + p.string() + ": give an absolute path");
   if (!fs::exists(p)) throw RunSetupError("--ro-bind " + p.string() + ": no such file or folder");
   const std::pair<fs::path, const char*> hidden[] = {
-      {source_dir(), "the kbench source tree"}, {runs_dir, "the runs directory"}};
+      {source_dir(), "the kbench source tree"}, {data_dir(), "kbench's data folder (the deck and its solutions)"},
+      {runs_dir, "the runs directory"}};
   for (const auto& [h, what] : hidden)
     if (inside(p, h) || inside(h, p))
       throw RunSetupError(fmt::format("--ro-bind {}: would show the agent {} ({})", p.string(), what, h.string()));

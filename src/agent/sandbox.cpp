@@ -1,5 +1,7 @@
 #include "agent/sandbox.h"
 
+#include "core/data_dir.h"
+
 namespace kb {
 
 namespace {
@@ -15,6 +17,9 @@ BwrapLayout sandbox_layout(const SandboxSpec& spec) {
   if (!spec.workspace.empty()) l.writable.push_back(spec.workspace);
   l.read_only_on_top = spec.read_only_in_workspace;
   l.chdir = spec.workspace;
+  // An install into /usr puts the deck, reference solutions included, under /usr/share/kbench,
+  // which the system folders would show the agent (a build tree's source folder is never bound).
+  if (const auto data = installed_data_dir(); !data.empty() && in_sandbox_system_folders(data)) l.hidden.push_back(data);
   return l;
 }
 

@@ -20,8 +20,8 @@ struct UsageError : std::runtime_error {
 };
 
 struct GlobalOptions {
-  std::filesystem::path problems_dir;  // --problems, KBENCH_PROBLEMS, else <source>/problems
-  std::filesystem::path hardware_dir;  // --hardware, KBENCH_HARDWARE, else <source>/hardware
+  std::filesystem::path problems_dir;  // --problems, KBENCH_PROBLEMS, else <data_dir()>/problems
+  std::filesystem::path hardware_dir;  // --hardware, KBENCH_HARDWARE, else <data_dir()>/hardware
   bool json = false;
 };
 
@@ -44,5 +44,7 @@ void register_dump_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_agent_loop_command(CLI::App& app, int& exit_code);
 void register_results_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_site_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+// Walks `app` (every command registered before it) when run: register it last.
+void register_completion_command(CLI::App& app, int& exit_code);
 
 }  // namespace kb::cli

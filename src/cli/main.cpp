@@ -6,6 +6,7 @@
 
 #include "cli/app.h"
 #include "cli/sweep_commands.h"
+#include "core/data_dir.h"
 #include "core/version.h"
 #include "deck/problem.h"
 #include "target/ceilings.h"
@@ -13,19 +14,19 @@
 namespace kb::cli {
 
 void add_global_options(CLI::App& app, GlobalOptions& g) {
-  app.add_option("--problems", g.problems_dir, "Problem deck folder (default: $KBENCH_PROBLEMS or the deck kbench was built from)");
-  app.add_option("--hardware", g.hardware_dir, "Datasheet ceilings folder (default: $KBENCH_HARDWARE or hardware/ of the source tree)");
+  app.add_option("--problems", g.problems_dir, "Problem deck folder (default: $KBENCH_PROBLEMS, else problems/ of the data folder: docs/install.md)");
+  app.add_option("--hardware", g.hardware_dir, "Datasheet ceilings folder (default: $KBENCH_HARDWARE, else hardware/ of the data folder)");
   app.add_flag("--json", g.json, "Print machine-readable JSON on stdout");
 }
 
 void resolve_defaults(GlobalOptions& g) {
   if (g.problems_dir.empty()) {
     const char* env = std::getenv("KBENCH_PROBLEMS");
-    g.problems_dir = env && *env ? std::filesystem::path(env) : std::filesystem::path(source_dir()) / "problems";
+    g.problems_dir = env && *env ? std::filesystem::path(env) : data_dir() / "problems";
   }
   if (g.hardware_dir.empty()) {
     const char* env = std::getenv("KBENCH_HARDWARE");
-    g.hardware_dir = env && *env ? std::filesystem::path(env) : std::filesystem::path(source_dir()) / "hardware";
+    g.hardware_dir = env && *env ? std::filesystem::path(env) : data_dir() / "hardware";
   }
 }
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   register_results_commands(app, g, exit_code);
   register_sweep_commands(app, g, exit_code);
   register_worker_command(app, exit_code);
+  register_completion_command(app, exit_code);
   // CLI11 answers `kbench frobnicate --help` with the top-level help and exit 0; an unknown
   // command is a usage error whatever follows it.
   if (argc > 1 && argv[1][0] != '-') {

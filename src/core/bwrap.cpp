@@ -101,6 +101,7 @@ std::vector<std::string> bwrap_command(const BwrapLayout& l, const std::vector<s
   } else {
     add_minimal_etc(a);
   }
+  for (const auto& p : l.hidden) a.insert(a.end(), {"--tmpfs", p.string(), "--remount-ro", p.string()});
   if (l.sys) a.insert(a.end(), {"--ro-bind", "/sys", "/sys"});
   a.insert(a.end(), {"--proc", "/proc", "--dev", "/dev"});
   if (l.gpu_devices)

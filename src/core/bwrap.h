@@ -26,6 +26,9 @@ struct BwrapLayout {
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> read_only_at;
   std::vector<std::filesystem::path> writable;             // bound read-write at their own paths
   std::vector<std::filesystem::path> read_only_on_top;     // read-only, mounted after `writable`
+  // Covered by an empty read-only tmpfs, over the system folders: an installed kbench's data
+  // (/usr/share/kbench, with the deck's reference solutions) inside /usr, which every sandbox shows.
+  std::vector<std::filesystem::path> hidden;
   // The environment inside. With clear_env, bwrap starts the command with exactly `env`; without,
   // the command gets bwrap's own environment plus `env`.
   bool clear_env = false;

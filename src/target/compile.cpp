@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/bwrap.h"
+#include "core/data_dir.h"
 #include "core/hash.h"
 #include "core/subprocess.h"
 #include "core/version.h"
@@ -243,7 +244,10 @@ std::string trim_compiler_log(const std::string& log, size_t max_lines) {
 
 fs::path kbench_include_dir() {
   if (const char* env = std::getenv("KBENCH_INCLUDE_DIR")) return env;
-  return fs::path(source_dir()) / "include";
+  const fs::path data = data_dir();
+  const fs::path dir = solution_include_dir(data);
+  // Neither layout has the header: name the usual place, so that the build's error names it.
+  return dir.empty() ? data / "include" : dir;
 }
 
 }  // namespace kb

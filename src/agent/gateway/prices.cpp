@@ -7,14 +7,14 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "core/version.h"
+#include "core/data_dir.h"
 
 namespace kb::gateway {
 namespace fs = std::filesystem;
 
 fs::path default_price_table() {
   if (const char* p = std::getenv("KBENCH_PRICES"); p && *p) return p;
-  const fs::path shipped = fs::path(source_dir()) / "prices/models.toml";
+  const fs::path shipped = data_dir() / "prices/models.toml";
   return fs::exists(shipped) ? shipped : fs::path();
 }
 

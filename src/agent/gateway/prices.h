@@ -30,7 +30,7 @@ struct Cost {
   std::string note;    // why there is no figure
 };
 
-// The price table kbench ships (prices/models.toml of the source tree), or $KBENCH_PRICES; empty
+// The price table kbench ships (prices/models.toml of the data folder, core/data_dir.h), or $KBENCH_PRICES; empty
 // when neither exists.
 std::filesystem::path default_price_table();
 
