@@ -137,7 +137,7 @@ kb::OutputVerdict topk_indices(const kb::ComparatorCase& c) {
     for (int64_t r : c.rows) judge_row(r);
   }
   if (v.failed == 0) return v;
-  v.failure = v.unwritten > 0 ? kb::reason::unwritten : kb::reason::comparator;
+  v.failure = v.unwritten > 0 ? kb::Reason::unwritten : kb::Reason::comparator;
   v.message = fmt::format("output {}: {} of {} checked indices are wrong (an index must name a column of its row holding "
                           "the value expected at its position, each column at most once per row):",
                           got.name, v.failed, v.checked);

@@ -470,7 +470,8 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     }
     if (req.format_result) log.line(req.format_result(r));
     run.write_json("result.json", to_json(r, true));
-    json verdict = {{"verdict", r.verdict}, {"failure", r.failure}, {"message", r.message}};
+    json verdict = {{"verdict", verdict_name(r.verdict())}, {"failure", reason_name(r.finding.reason)},
+                    {"message", r.finding.message}};
     if (r.peak_fraction_geomean) verdict["peak_fraction"] = *r.peak_fraction_geomean;
     if (r.annotation) verdict["annotation"] = r.annotation->verdict;  // docs/annotations.md
     record["verdict"] = verdict;

@@ -6,13 +6,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "verdict/reason.h"
+
 namespace kb::cli {
 
-// Exit codes (docs/cli.md).
-inline constexpr int kExitPass = 0;
-inline constexpr int kExitFail = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitInternal = 3;
+// Exit codes (docs/cli.md); a judged result's is its reason's (verdict/reason.h).
+inline constexpr int kExitPass = exit_code::pass;
+inline constexpr int kExitFail = exit_code::fail;
+inline constexpr int kExitUsage = exit_code::usage;
+inline constexpr int kExitInternal = exit_code::internal;
 
 // Raised for bad user input (unknown problem, missing folder...): exit code 2, message as is.
 struct UsageError : std::runtime_error {

@@ -135,10 +135,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
     if (mode == "eval") std::cout << "  result  " << (c.out / "result.json").string() << "\n";
     else std::cout << "  logs    " << c.out.string() << "\n";
   }
-  if (r.verdict == "pass") return kExitPass;
-  if (r.verdict == "fail") return kExitFail;
-  return r.failure == "unsupported_target" || r.failure == "bad_shape" || r.failure == "no_sandbox" ? kExitUsage
-                                                                                                     : kExitInternal;
+  return reason_row(r.finding.reason).exit_code;
 }
 
 void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std::string& mode, const std::string& help) {

@@ -87,9 +87,7 @@ int run_run(RunCommand& c, GlobalOptions& g) {
   }
   if (o.interrupt_signal) return 128 + o.interrupt_signal;
   if (!o.result) return kExitInternal;
-  if (o.result->verdict == "pass") return kExitPass;
-  if (o.result->verdict == "fail") return kExitFail;
-  return kExitInternal;
+  return reason_row(o.result->finding.reason).exit_code;
 }
 
 }  // namespace

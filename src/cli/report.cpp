@@ -39,17 +39,18 @@ std::string terminal_text(std::string_view text) {
 void print_result(std::ostream& out, const EvalResult& r, bool color) {
   out << fmt::format("kbench {} {}  ·  target {} ({})\n  solution {}\n", r.mode, r.problem, r.target, r.device,
                      terminal_text(r.solution_dir));
-  const bool build_error = !r.build.ok && r.failure == "build_error";
-  if (build_error) out << "\n" << terminal_text(r.message) << "\n";
-  if ((!build_error && !r.shapes.empty()) || (r.baseline && r.baseline->verdict == "pass"))
+  const bool build_error = !r.build.ok && r.finding.reason == Reason::build_error;
+  if (build_error) out << "\n" << terminal_text(r.finding.message) << "\n";
+  if ((!build_error && !r.shapes.empty()) || (r.baseline && r.baseline->verdict() == Verdict::pass))
     out << "\n" << report::verdict_table(r, color);
   // A baseline that passed is in the table; one that did not is said here.
-  if (r.baseline && r.baseline->verdict != "pass") {
+  if (r.baseline && r.baseline->verdict() != Verdict::pass) {
     const EvalResult& b = *r.baseline;
+    const std::string& m = b.finding.message;
     out << fmt::format("\n  baseline: {} (reference line, not scored)\n", r.baseline_description.empty() ? b.solution_dir : r.baseline_description);
-    out << fmt::format("    not available: {} ({})\n", b.failure, terminal_text(b.message.substr(0, b.message.find('\n'))));
+    out << fmt::format("    not available: {} ({})\n", reason_name(b.finding.reason), terminal_text(m.substr(0, m.find('\n'))));
   }
-  if (r.verdict == "pass") {
+  if (r.verdict() == Verdict::pass) {
     out << "\n  verdict " << paint("PASS", "32;1", color);
     if (r.peak_fraction_geomean)
       out << fmt::format("   peak_fraction {:.4f} ({}-bound, geomean)   speed-of-light {:.4f}", *r.peak_fraction_geomean,
@@ -59,8 +60,9 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
       out << fmt::format("  ceilings {} ({}): {} = {}, {} = {}\n", r.ceilings_id, r.ceilings_measured ? "measured" : "datasheet",
                          r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"));
   } else {
-    out << "\n  verdict " << paint(r.verdict == "fail" ? "FAIL" : "ERROR", "31;1", color) << " (" << r.failure << ")\n";
-    if (r.failure != "build_error") out << "  " << terminal_text(r.message) << "\n";
+    out << "\n  verdict " << paint(r.verdict() == Verdict::fail ? "FAIL" : "ERROR", "31;1", color) << " ("
+        << reason_name(r.finding.reason) << ")\n";
+    if (r.finding.reason != Reason::build_error) out << "  " << terminal_text(r.finding.message) << "\n";
   }
   // What the machine code holds (docs/result-schema.md `sass`) and how the run reads (docs/annotations.md).
   if (r.sass && r.sass->available) {

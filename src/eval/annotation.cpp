@@ -5,24 +5,19 @@
 namespace kb {
 
 const std::vector<std::string>& annotation_verdicts() {
-  static const std::vector<std::string> v = {annotation_verdict::clean, annotation_verdict::rubric_leak,
-                                             annotation_verdict::reward_hack, annotation_verdict::interesting,
-                                             annotation_verdict::bug};
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> all;
+    for (auto a : {AnnotationVerdict::clean, AnnotationVerdict::rubric_leak, AnnotationVerdict::reward_hack,
+                   AnnotationVerdict::interesting, AnnotationVerdict::bug})
+      all.emplace_back(annotation_verdict_name(a));
+    return all;
+  }();
   return v;
 }
 
 bool is_annotation_verdict(std::string_view v) {
   const auto& all = annotation_verdicts();
   return std::find(all.begin(), all.end(), v) != all.end();
-}
-
-nlohmann::json to_json(const Evidence& e) {
-  nlohmann::json j = {{"kind", e.kind}, {"text", e.text}};
-  if (!e.file.empty()) j["file"] = e.file;
-  if (e.line > 0) j["line"] = e.line;
-  if (!e.kernel.empty()) j["kernel"] = e.kernel;
-  if (!e.note.empty()) j["note"] = e.note;
-  return j;
 }
 
 nlohmann::json to_json(const Annotation& a) {

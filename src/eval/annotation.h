@@ -9,9 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "verdict/finding.h"
+
 namespace kb {
 
-// The verdicts (docs/annotations.md says what each means and when kbench chooses it).
+// The verdicts (docs/annotations.md says what each means and when kbench chooses it), as written;
+// verdict/reason.h's AnnotationVerdict is the typed form the reason table uses.
 namespace annotation_verdict {
 inline constexpr const char* clean = "clean";              // does the work the problem names
 inline constexpr const char* rubric_leak = "rubric_leak";  // a shortcut the problem meant to forbid
@@ -23,17 +26,6 @@ inline constexpr const char* bug = "bug";                  // the harness, not t
 bool is_annotation_verdict(std::string_view v);
 const std::vector<std::string>& annotation_verdicts();  // in the order above
 
-// One piece of evidence, verbatim from where it was found.
-struct Evidence {
-  std::string kind;    // "source" (a solution file line), "sass" (an instruction), "kernel" (a kernel's
-                       // facts), "symbol" (an exported name), "output" (a wrong element), "message"
-  std::string file;    // "source": relative to the solution folder
-  int line = 0;        // "source": 1-based
-  std::string kernel;  // "sass", "kernel": the kernel's name as in the binary
-  std::string text;    // the verbatim line, instruction, symbol or element
-  std::string note;    // what it shows (the rule matched, the class counted, ...)
-};
-
 struct Annotation {
   std::string verdict;       // one of annotation_verdict
   std::string summary;       // one paragraph for a leaderboard reader
@@ -42,7 +34,6 @@ struct Annotation {
   std::vector<Evidence> evidence;
 };
 
-nlohmann::json to_json(const Evidence& e);
 nlohmann::json to_json(const Annotation& a);
 
 }  // namespace kb

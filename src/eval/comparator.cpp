@@ -65,7 +65,7 @@ std::vector<OutputVerdict> judge_outputs(const Problem& p, const ShapeCase& shap
                              "', which needs the case's inputs, and none were kept");
     OutputVerdict v = c->fn(ComparatorCase{p, shape, inputs, weights, outputs, expected, i, rows});
     v.output = p.outputs[i].name;
-    v.pass = v.failure.empty();
+    v.pass = v.failure == Reason::none;
     verdicts.push_back(std::move(v));
   }
   return verdicts;

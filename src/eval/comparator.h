@@ -28,7 +28,7 @@ struct ComparatorCase {
   const std::vector<int64_t>& rows;        // rows to judge (registry.h's rows); empty = all
 };
 
-// Returns the verdict on outputs[output]: pass, or a failure ("unwritten", or reason::comparator
+// Returns the verdict on outputs[output]: pass, or a failure (Reason::unwritten, or Reason::comparator
 // with a message naming the element and why it is wrong).
 using ComparatorFn = OutputVerdict (*)(const ComparatorCase&);
 

@@ -99,34 +99,39 @@ std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape,
   return outs;
 }
 
-// Judges one call: return code, fingerprints, then every output. Fills failure/message.
+// Whether a wrong output's worst elements are the evidence of its failure (a comparator's
+// rejection is explained by its message).
+bool elementwise(Reason r) {
+  return r == Reason::mismatch || r == Reason::nan || r == Reason::rel_l2 || r == Reason::unwritten;
+}
+
+// Judges one call: return code, fingerprints, then every output. Fills sc.finding (with the
+// first failing output's worst elements as evidence, noted `where`).
 void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, const Case& c,
                 int rc, const json& input_hashes, const json& weight_hashes, const std::vector<uint64_t>& weight_expect,
-                const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
+                const std::vector<HostTensor>& outs, bool settled, const std::string& where, SeedCheck& sc) {
   sc.pass = false;
   if (rc != 0) {
-    sc.failure = reason::run_error;
-    sc.message = fmt::format("kb_run returned {} (non-zero means the solution reported an error)", rc);
+    sc.finding = {Reason::run_error, fmt::format("kb_run returned {} (non-zero means the solution reported an error)", rc)};
     return;
   }
   if (!settled) {
-    sc.failure = reason::output_changed_after_return;
-    sc.message = "the outputs changed after kb_run had returned (and the device was synchronised): work went on "
-                 "in the background; every output must be final when the call is done";
+    sc.finding = {Reason::output_changed_after_return,
+                  "the outputs changed after kb_run had returned (and the device was synchronised): work went on "
+                  "in the background; every output must be final when the call is done"};
     return;
   }
   const auto got_in = input_hashes.get<std::vector<uint64_t>>();
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (got_in.at(i) != c.input_hashes.at(i)) {
-      sc.failure = reason::input_modified;
-      sc.message = "input '" + p.inputs[i].name + "' was modified by kb_run (inputs are read-only)";
+      sc.finding = {Reason::input_modified, "input '" + p.inputs[i].name + "' was modified by kb_run (inputs are read-only)"};
       return;
     }
   const auto got_w = weight_hashes.get<std::vector<uint64_t>>();
   for (size_t i = 0; i < p.weights.size(); ++i)
     if (got_w.at(i) != weight_expect.at(i)) {
-      sc.failure = reason::weights_modified;
-      sc.message = "weight '" + p.weights[i].name + "' was modified (weights are read-only; repack into your own buffers in kb_setup)";
+      sc.finding = {Reason::weights_modified, "weight '" + p.weights[i].name +
+                                                  "' was modified (weights are read-only; repack into your own buffers in kb_setup)"};
       return;
     }
   static const std::vector<int64_t> all_rows;
@@ -135,8 +140,7 @@ void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<Host
   for (const auto& v : sc.outputs) {
     if (!v.pass && sc.pass) {
       sc.pass = false;
-      sc.failure = v.failure;
-      sc.message = v.message;
+      sc.finding = {v.failure, v.message, elementwise(v.failure) ? output_evidence(v, where) : std::vector<Evidence>{}};
     }
   }
 }
@@ -217,17 +221,17 @@ class ShapeRun {
         for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
         return setup(w);
       });
-      if (rc != 0) return fail(reason::setup_error, fmt::format("kb_setup returned {}", rc));
+      if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
       w.finish(timeout_);
     } catch (const WorkerFailure& e) {
       const std::string& k = e.kind();
-      return fail(k == "timeout"   ? reason::timeout
-                  : k == "crash"   ? reason::crash
-                  : k == "sandbox" ? reason::sandbox_violation
-                  : k == "forged"  ? reason::channel_forged
-                                   : reason::load_error,
+      return fail(k == "timeout"   ? Reason::timeout
+                  : k == "crash"   ? Reason::crash
+                  : k == "sandbox" ? Reason::sandbox_violation
+                  : k == "forged"  ? Reason::channel_forged
+                                   : Reason::load_error,
                   e.what());
     }
     r_.pass = true;
@@ -269,15 +273,18 @@ class ShapeRun {
     sc.seed = c.seed;
     sc.seconds = m.header.value("seconds", 0.0);
     judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
-          m.header.at("settled").get<bool>(), sc);
+          m.header.at("settled").get<bool>(), sc.secret, sc);
     return m;
   }
 
-  // Judges one returned call against its case (judge_call), counted as judging time.
+  // Judges one returned call against its case (judge_call), counted as judging time. `secret`: the
+  // case's seed is not to be named in the evidence.
   void judge(const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
-             const std::vector<HostTensor>& outs, bool settled, SeedCheck& sc) {
+             const std::vector<HostTensor>& outs, bool settled, bool secret, SeedCheck& sc) {
+    const std::string where =
+        fmt::format("shape {} ({}), {}", r_.index, r_.label, secret ? "a secret seed" : fmt::format("seed {}", c.seed));
     timed(r_.seconds.judging, [&] {
-      judge_call(p_, shape_, weights_, c, rc, input_hashes, weight_hashes, weight_hashes_, outs, settled, sc);
+      judge_call(p_, shape_, weights_, c, rc, input_hashes, weight_hashes, weight_hashes_, outs, settled, where, sc);
     });
   }
 
@@ -288,12 +295,12 @@ class ShapeRun {
     return std::max(timeout_, kWorkerStartSeconds);
   }
 
-  bool fail(const char* why, std::string message) {
+  bool fail(Finding f) {
     r_.pass = false;
-    r_.failure = why;
-    r_.message = std::move(message);
+    r_.finding = std::move(f);
     return false;
   }
+  bool fail(Reason why, std::string message) { return fail(Finding{why, std::move(message)}); }
 
   void say(const std::string& s) {
     if (o_.progress) o_.progress(fmt::format("  shape {} ({}): {}", r_.index, r_.label, s));
@@ -316,14 +323,13 @@ class ShapeRun {
       if (sc.pass)
         if (auto v = checked_gpu_work(m.header)) {
           sc.pass = false;
-          sc.failure = v->failure;
-          sc.message = v->message;
+          sc.finding = std::move(*v);
         }
       r_.checks.push_back(sc);
       const std::string name = secret ? "secret seed" : fmt::format("seed {}", seed);
       if (!sc.pass) {
         say(name + ": FAIL");
-        return fail(sc.failure.c_str(), fmt::format("{}: {}", name, sc.message));
+        return fail(sc.finding.located(name + ": "));
       }
       say(name + ": ok");
       if (!first_case) first_case = std::move(c);
@@ -341,8 +347,7 @@ class ShapeRun {
     sc.seed = c.seed;
     sc.secret = true;
     if (int rc = timed(r_.seconds.worker, [&] { return setup(w); }); rc != 0) {
-      sc.failure = reason::setup_error;
-      sc.message = fmt::format("kb_setup returned {}", rc);
+      sc.finding = {Reason::setup_error, fmt::format("kb_setup returned {}", rc)};
       return sc;
     }
     checked_call(w, c, sc);
@@ -352,7 +357,7 @@ class ShapeRun {
 
   // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
   // and judged for provenance, streams and persisting L2 when integrity checks apply.
-  std::optional<GpuWorkVerdict> checked_gpu_work(const json& reply) {
+  std::optional<Finding> checked_gpu_work(const json& reply) {
     if (!o_.integrity || !reply.contains("gpu_work")) return std::nullopt;
     r_.gpu_work = reply.at("gpu_work");
     return judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries);
@@ -366,20 +371,20 @@ class ShapeRun {
       return w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, limits_.calls(o_.repeat_calls));
     });
     if (int rc = m.header.at("rc"); rc != 0)
-      return fail(reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
+      return fail(Reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
                                                  m.header.value("call", 0)));
     const auto settled = m.header.at("settled").get<std::vector<bool>>();
     if (settled.size() != static_cast<size_t>(o_.repeat_calls))
-      return fail(reason::channel_forged, "the repeat reply does not hold the calls kbench asked for");
+      return fail(Reason::channel_forged, "the repeat reply does not hold the calls kbench asked for");
     size_t off = 0;
     std::vector<HostTensor> first;
     for (int i = 0; i < o_.repeat_calls; ++i) {
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge(c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), outs, settled[i], sc);
+      judge(c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), outs, settled[i], false, sc);
       if (!sc.pass)
-        return fail(sc.failure.c_str(), fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
-                                                    "inputs had passed: {}", i + 1, o_.repeat_calls, c.seed, sc.message));
+        return fail(sc.finding.located(fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
+                                                   "inputs had passed: ", i + 1, o_.repeat_calls, c.seed)));
       if (i == 0) {
         first = std::move(outs);
         continue;
@@ -391,7 +396,7 @@ class ShapeRun {
         size_t at = 0, differ = 0;
         for (size_t e = 0; e * eb < outs[k].bytes.size(); ++e)
           if (std::memcmp(outs[k].bytes.data() + e * eb, first[k].bytes.data() + e * eb, eb) != 0 && differ++ == 0) at = e;
-        return fail(reason::nondeterministic,
+        return fail(Reason::nondeterministic,
                     fmt::format("output '{}' differs between calls on identical inputs (seed {}): call {} against call 1, "
                                 "{} element{} differ, the first at flat index {} ({} vs {}); {} requires bitwise-identical "
                                 "results for identical inputs (policy.determinism): a race, or a reduction whose order "
@@ -401,7 +406,7 @@ class ShapeRun {
       }
     }
     if (auto v = checked_gpu_work(m.header))
-      return fail(v->failure, fmt::format("repeated calls on identical inputs (seed {}): {}", c.seed, v->message));
+      return fail(v->located(fmt::format("repeated calls on identical inputs (seed {}): ", c.seed)));
     say(fmt::format("{} repeats on identical inputs: ok{}", o_.repeat_calls, p_.bitwise_deterministic ? " (bitwise)" : ""));
     return true;
   }
@@ -423,7 +428,7 @@ class ShapeRun {
                        budget);
     });
     if (int rc = m.header.at("rc"); rc != 0)
-      return fail(reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
+      return fail(Reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
     // Every call the reservoir holds after the calls that ran must come back re-checked, and no other.
     const uint64_t calls = m.header.at("timed_calls");
     const std::vector<uint64_t> expected_calls = reservoir.sample_after(calls);
@@ -433,7 +438,7 @@ class ShapeRun {
       same = rechecked[k].at("iteration").get<uint64_t>() == expected_calls[k] &&
              rechecked[k].at("set").get<size_t>() == expected_calls[k] % seeds.size();
     if (!same)
-      return fail(reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
+      return fail(Reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
                                           "come from kbench's worker code");
     size_t off = 0;
     for (const auto& rc : rechecked) {
@@ -444,24 +449,23 @@ class ShapeRun {
       const Case c = new_case(seeds.at(set).get<uint64_t>(), perturbed);
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge(c, 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs, rc.at("settled").get<bool>(), sc);
+      judge(c, 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs, rc.at("settled").get<bool>(), true, sc);
       if (!sc.pass) {
-        if (sc.failure == reason::input_modified || sc.failure == reason::weights_modified ||
-            sc.failure == reason::output_changed_after_return)
-          return fail(sc.failure.c_str(), fmt::format("timed call {} (input set {}): {}", it, set, sc.message));
+        const Reason why = sc.finding.reason;
+        if (why == Reason::input_modified || why == Reason::weights_modified || why == Reason::output_changed_after_return)
+          return fail(sc.finding.located(fmt::format("timed call {} (input set {}): ", it, set)));
         // A wrong result is a cache (or deferred, or timing-dependent work) only if the solution
         // gets these inputs right from a clean start; otherwise it is simply wrong on inputs the
         // checks did not happen to draw (a rare tie, an edge case), and says so.
         const SeedCheck clean = clean_start_check(c);
         if (!clean.pass)
-          return fail(clean.failure.c_str(),
-                      fmt::format("secret inputs of timed call {}, wrong there and again on a fresh worker (kb_setup, "
-                                  "then one call of these inputs): {}", it, clean.message));
-        return fail(reason::timed_output_wrong,
+          return fail(clean.finding.located(fmt::format("secret inputs of timed call {}, wrong there and again on a "
+                                                        "fresh worker (kb_setup, then one call of these inputs): ", it)));
+        return fail(Reason::timed_output_wrong,
                     fmt::format("timed call {} (input set {}, perturbed in every row as every timed call is) gave a "
                                 "wrong result, while a fresh worker (kb_setup, then one call of the same inputs) gets it "
                                 "right: results must not be cached, deferred or depend on the calls before: {}",
-                                it, set, sc.message));
+                                it, set, sc.finding.message));
       }
     }
     TimingRecord t;
@@ -482,7 +486,7 @@ class ShapeRun {
       t.hot_mode = m.header["hot"].at("mode");
     }
     if (t.samples.empty())
-      return fail(reason::throttled, fmt::format("every one of {} cold samples ran with the SM clock below {:.0f}% of its "
+      return fail(Reason::throttled, fmt::format("every one of {} cold samples ran with the SM clock below {:.0f}% of its "
                                                  "maximum: the GPU is throttling; nothing to score",
                                                  t.throttled, 100 * pol.throttle_threshold));
     t.seconds = summarize(t.samples);
@@ -498,7 +502,7 @@ class ShapeRun {
       warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
       const double warm_median = quantile(warm, 0.5);
       if (warm_median > 3 * t.seconds.median + 50e-6)
-        return fail(reason::timing_dependent,
+        return fail(Reason::timing_dependent,
                     fmt::format("untimed warm-up calls took {:.1f} us each (median of {}, launch to synchronised) against "
                                 "{:.1f} us for the timed calls: the solution behaves differently when it is timed (it may "
                                 "detect the held stream); every call must do the same work",
@@ -512,10 +516,10 @@ class ShapeRun {
     if (!o_.integrity) {
       // kbench's own baseline: vendor kernels and their streams are its business.
     } else if (gpu_work_monitored(r_.gpu_work)) {
-      if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) return fail(v->failure, v->message);
+      if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) return fail(std::move(*v));
     } else if (auto why = hidden_work(m.header.at("tail_checks"))) {
       // Without attribution (no CUPTI), the device-wide cross-check is the fallback.
-      return fail(reason::work_outside_stream, *why);
+      return fail(Reason::work_outside_stream, *why);
     }
     const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
                                       ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
@@ -525,7 +529,7 @@ class ShapeRun {
     const double held = p_.memory_peak == "dram"
                             ? static_cast<double>(std::min(output_bytes(p_, shape_), target.write_back_cache_bytes()))
                             : 0.0;
-    if (auto why = physics_violation(rp, target.physics_slack(), held)) return fail(reason::impossible_time, *why);
+    if (auto why = physics_violation(rp, target.physics_slack(), held)) return fail(Reason::impossible_time, *why);
     say(fmt::format("median {:.3f} us over {} samples ({})", t.seconds.median * 1e6, t.seconds.n, t.stop_reason));
     return true;
   }
@@ -573,10 +577,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
   r.memory_peak_key = p.memory_peak;
   r.sandbox.seccomp = o.sandbox;
   r.sandbox.reason = o.no_isolation_reason;
-  auto finish = [&](const std::string& verdict, std::string failure, std::string message) {
-    r.verdict = verdict;
-    r.failure = std::move(failure);
-    r.message = std::move(message);
+  // The verdict follows from the reason (verdict/reason.h); Reason::none is a pass.
+  auto finish = [&](Finding f) {
+    r.finding = std::move(f);
     r.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
@@ -585,11 +588,11 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     try {
       target = make_target(o.target);
     } catch (const std::invalid_argument& e) {
-      return finish("error", "unsupported_target", e.what());
+      return finish({Reason::unsupported_target, e.what()});
     }
     r.target = target->name();
     if (!p.supports(r.target))
-      return finish("error", "unsupported_target", "problem " + p.name + " does not support the " + r.target + " target");
+      return finish({Reason::unsupported_target, "problem " + p.name + " does not support the " + r.target + " target"});
     require_generators(p);
     require_comparators(p);
     // The sandbox first: a machine that cannot make one refuses to judge rather than run the
@@ -597,9 +600,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (o.isolate) {
       const BwrapProbe probe = probe_worker_sandbox();
       if (!probe.ok)
-        return finish("error", "no_sandbox",
-                      probe.error + ". kbench runs the solution's build and code only in a sandbox; pass --no-sandbox "
-                                    "to judge without one (result.json records it)");
+        return finish({Reason::no_sandbox,
+                       probe.error + ". kbench runs the solution's build and code only in a sandbox; pass --no-sandbox "
+                                     "to judge without one (result.json records it)"});
       r.sandbox.enabled = true;
       r.sandbox.reason.clear();
       r.sandbox.version = probe.version;
@@ -608,43 +611,32 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     fs::create_directories(o.work_dir);
 
     // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns.
-    if (o.integrity) {
-      const auto hits = static_scan(solution_dir, p.forbidden);
-      if (!hits.empty())
-        return finish("fail", reason::forbidden_source,
-                      fmt::format("the solution's sources contain {} forbidden pattern{} (docs/threat-model.md):{}",
-                                  hits.size(), hits.size() == 1 ? "" : "s", describe_hits(hits)));
-    }
+    if (o.integrity)
+      if (Finding f = scan_sources(solution_dir, p.forbidden); f.failed()) return finish(std::move(f));
 
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};
     bo.sandbox = o.isolate;
     BuildResult b = target->build(solution_dir, o.build_dir, bo);
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
-    if (!b.ok) return finish("fail", reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt);
+    if (!b.ok) return finish({Reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt});
 
     // What the library exports, read from its ELF dynamic table before anything loads it.
     if (o.integrity) {
-      std::string bad;
-      size_t n_bad = 0;
+      Finding f;
       try {
-        for (const auto& name : exported_symbols(b.library))
-          if (auto why = symbol_violation(name); !why.empty() && n_bad++ < 10) bad += "\n  " + name + ": " + why;
+        f = check_exported_symbols(b.library);
       } catch (const std::exception& e) {
-        return finish("fail", reason::load_error, std::string("the built library cannot be inspected: ") + e.what());
+        return finish({Reason::load_error, std::string("the built library cannot be inspected: ") + e.what()});
       }
-      if (n_bad)
-        return finish("fail", reason::exported_runtime_symbol,
-                      fmt::format("the solution library exports {} symbol{} it must not (only kb_setup, kb_run and "
-                                  "kb_teardown may be visible; a CUDA runtime or C library name could stand in for "
-                                  "the real one):{}", n_bad, n_bad == 1 ? "" : "s", bad));
+      if (f.failed()) return finish(std::move(f));
     }
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
     if (r.target == "cuda") {
       r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
-        return finish(v->verdict, v->failure, v->message);
+        return finish(std::move(*v));
     }
 
     // Kernel provenance compares the kernels that ran with those the library defines.
@@ -666,13 +658,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);
     for (size_t i : shapes)
       if (i >= p.shapes.size())
-        return finish("error", "bad_shape", fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size()));
+        return finish({Reason::bad_shape, fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size())});
     // Shapes in a secret order (each in a worker of its own); results are reported in index order.
     std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
-    std::string first_failure, first_message;
+    Finding first_failure;
     for (size_t i : shapes) {
       // The verdict is known at the first failing shape: the rest are left unjudged unless asked.
-      if (!first_failure.empty() && !o.all_shapes) {
+      if (first_failure.failed() && !o.all_shapes) {
         r.shapes_not_judged.push_back(i);
         continue;
       }
@@ -680,23 +672,21 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
       ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
       run.set_library_kernels(library_kernels ? &*library_kernels : nullptr);
-      if (!run.run(*target, ceilings ? &*ceilings : nullptr) && first_failure.empty()) {
-        first_failure = r.shapes.back().failure;
-        first_message = fmt::format("shape {} ({}): {}", i, r.shapes.back().label, r.shapes.back().message);
-      }
+      if (!run.run(*target, ceilings ? &*ceilings : nullptr) && !first_failure.failed())
+        first_failure = r.shapes.back().finding.located(fmt::format("shape {} ({}): ", i, r.shapes.back().label));
     }
     std::stable_sort(r.shapes.begin(), r.shapes.end(), [](const ShapeResult& a, const ShapeResult& b) { return a.index < b.index; });
     std::sort(r.shapes_not_judged.begin(), r.shapes_not_judged.end());
-    if (!first_failure.empty()) {
+    if (first_failure.failed()) {
       if (!r.shapes_not_judged.empty())
-        first_message += fmt::format(" ({} other shape{} not judged: the verdict was known; --all-shapes judges every shape)",
-                                     r.shapes_not_judged.size(), r.shapes_not_judged.size() == 1 ? "" : "s");
-      return finish("fail", first_failure, first_message);
+        first_failure.message += fmt::format(" ({} other shape{} not judged: the verdict was known; --all-shapes judges every shape)",
+                                             r.shapes_not_judged.size(), r.shapes_not_judged.size() == 1 ? "" : "s");
+      return finish(std::move(first_failure));
     }
     summarize_scores(r);
-    return finish("pass", "", "");
+    return finish({});
   } catch (const std::exception& e) {
-    return finish("error", "internal_error", std::string("kbench could not complete the evaluation: ") + e.what());
+    return finish({Reason::internal_error, std::string("kbench could not complete the evaluation: ") + e.what()});
   }
 }
 
@@ -717,10 +707,10 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
 
 EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
   EvalResult r = evaluate_build(p, solution_dir, o, {});
-  r.annotation = annotate(p, r);
+  r.annotation = annotate(r);
   if (!o.bench || !o.baseline || r.target.empty()) return r;
   // The reference line is for comparing a passing solution's times: a failed one has none to compare.
-  if (r.verdict != "pass") {
+  if (r.verdict() != Verdict::pass) {
     if (o.progress) o.progress("baseline: not timed (the solution did not pass)");
     return r;
   }

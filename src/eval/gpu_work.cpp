@@ -25,8 +25,8 @@ std::string listed(const std::vector<std::string>& names) {
 
 bool gpu_work_monitored(const nlohmann::json& work) { return work.is_object() && work.value("monitor", "") == "cupti"; }
 
-std::optional<GpuWorkVerdict> judge_gpu_work(const nlohmann::json& work, const std::set<std::string>* library_kernels,
-                                             const std::vector<std::string>& allowed_libraries) {
+std::optional<Finding> judge_gpu_work(const nlohmann::json& work, const std::set<std::string>* library_kernels,
+                                      const std::vector<std::string>& allowed_libraries) {
   if (!gpu_work_monitored(work)) return std::nullopt;
   std::vector<std::string> off_stream, other_thread, persisting, foreign;
   for (const auto& v : work.at("violations")) {
@@ -36,21 +36,21 @@ std::optional<GpuWorkVerdict> judge_gpu_work(const nlohmann::json& work, const s
     if (kind == "persisting_l2") persisting.push_back(name);
   }
   if (!other_thread.empty())
-    return GpuWorkVerdict{reason::work_outside_stream,
-                          fmt::format("GPU work was launched from a thread of the solution's own, outside kb_run ({}): "
-                                      "every launch must come from kb_run, on c->stream",
-                                      listed(other_thread))};
+    return Finding{Reason::work_outside_stream,
+                   fmt::format("GPU work was launched from a thread of the solution's own, outside kb_run ({}): "
+                               "every launch must come from kb_run, on c->stream",
+                               listed(other_thread))};
   if (!off_stream.empty())
-    return GpuWorkVerdict{reason::work_outside_stream,
-                          fmt::format("GPU work ran on a stream other than the one kbench handed over ({}): enqueue "
-                                      "everything on c->stream, which is what kbench times",
-                                      listed(off_stream))};
+    return Finding{Reason::work_outside_stream,
+                   fmt::format("GPU work ran on a stream other than the one kbench handed over ({}): enqueue "
+                               "everything on c->stream, which is what kbench times",
+                               listed(off_stream))};
   if (!persisting.empty())
-    return GpuWorkVerdict{reason::l2_persistence,
-                          fmt::format("kernels were launched with an access policy window marking L2 lines persisting "
-                                      "({}): kbench times cold calls, and keeping data resident across calls is not "
-                                      "allowed",
-                                      listed(persisting))};
+    return Finding{Reason::l2_persistence,
+                   fmt::format("kernels were launched with an access policy window marking L2 lines persisting "
+                               "({}): kbench times cold calls, and keeping data resident across calls is not "
+                               "allowed",
+                               listed(persisting))};
   // Provenance: with any library allowed, its kernels are legitimate and the names cannot tell
   // them apart, so the check applies to problems that allow none.
   if (library_kernels && allowed_libraries.empty()) {
@@ -59,11 +59,11 @@ std::optional<GpuWorkVerdict> judge_gpu_work(const nlohmann::json& work, const s
       if (!library_kernels->count(name)) foreign.push_back(name);
     }
     if (!foreign.empty())
-      return GpuWorkVerdict{reason::foreign_kernel,
-                            fmt::format("kernels ran that the solution's own sources do not define ({}): vendor "
-                                        "libraries (cuBLAS, cuDNN, ...), kbench's references and prebuilt kernels are "
-                                        "not allowed for this problem",
-                                        listed(foreign))};
+      return Finding{Reason::foreign_kernel,
+                     fmt::format("kernels ran that the solution's own sources do not define ({}): vendor "
+                                 "libraries (cuBLAS, cuDNN, ...), kbench's references and prebuilt kernels are "
+                                 "not allowed for this problem",
+                                 listed(foreign))};
   }
   return std::nullopt;
 }

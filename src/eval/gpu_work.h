@@ -12,18 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kb {
+#include "verdict/finding.h"
 
-struct GpuWorkVerdict {
-  const char* failure;  // a reason::*
-  std::string message;
-};
+namespace kb {
 
 // Parent side. `library_kernels`: the kernels the solution's library defines (null when unknown:
 // the provenance check is then skipped); `allowed_libraries`: the problem's policy (a kernel of an
 // allowed library is not foreign). nullopt when the work is clean.
-std::optional<GpuWorkVerdict> judge_gpu_work(const nlohmann::json& work, const std::set<std::string>* library_kernels,
-                                             const std::vector<std::string>& allowed_libraries);
+std::optional<Finding> judge_gpu_work(const nlohmann::json& work, const std::set<std::string>* library_kernels,
+                                      const std::vector<std::string>& allowed_libraries);
 
 // Whether the worker attributed work at all (monitor status "cupti").
 bool gpu_work_monitored(const nlohmann::json& work);

@@ -154,20 +154,20 @@ OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const 
 
   const std::string tol_text = describe_tolerance(tol);
   if (v.unwritten > 0) {
-    v.failure = "unwritten";
+    v.failure = Reason::unwritten;
     v.message = fmt::format("output {}: {} of {} checked elements were not written (they still hold the poison "
                             "pattern kbench stores before every call)", spec.name, v.unwritten, v.checked);
   } else if (v.failed > 0) {
     const bool nonfinite = !v.worst.empty() && !std::isfinite(v.worst.front().got);
-    v.failure = nonfinite ? "nan" : "mismatch";
+    v.failure = nonfinite ? Reason::nan : Reason::mismatch;
     v.message = fmt::format("output {}: {} of {} checked elements outside tolerance ({}); max abs err {:.3g}, "
                             "max rel err {:.3g}, max ulp err {:.3g}",
                             spec.name, v.failed, v.checked, tol_text, v.max_abs_err, v.max_rel_err, v.max_ulp_err);
   } else if (tol.rel_l2 && v.rel_l2 > *tol.rel_l2) {
-    v.failure = "rel_l2";
+    v.failure = Reason::rel_l2;
     v.message = fmt::format("output {}: relative L2 error {:.3g} exceeds rel_l2={:g}", spec.name, v.rel_l2, *tol.rel_l2);
   }
-  v.pass = v.failure.empty();
+  v.pass = v.failure == Reason::none;
   if (!v.pass && !v.worst.empty()) {
     v.message += "\n    worst elements:";
     for (const auto& w : v.worst) {
@@ -186,10 +186,21 @@ nlohmann::json to_json(const OutputVerdict& v) {
   for (const auto& w : v.worst)
     worst.push_back({{"index", w.coords}, {"expected", num(w.expected)}, {"got", num(w.got)},
                      {"abs_err", num(w.abs_err)}, {"rel_err", num(w.rel_err)}, {"ulp_err", num(w.ulp_err)}});
-  return {{"output", v.output}, {"pass", v.pass}, {"failure", v.failure}, {"checked", v.checked},
+  return {{"output", v.output}, {"pass", v.pass}, {"failure", reason_name(v.failure)}, {"checked", v.checked},
           {"failed", v.failed}, {"unwritten", v.unwritten}, {"max_abs_err", num(v.max_abs_err)},
           {"max_rel_err", num(v.max_rel_err)}, {"max_ulp_err", num(v.max_ulp_err)}, {"rel_l2", num(v.rel_l2)},
           {"worst", worst}, {"message", v.message}};
+}
+
+std::vector<Evidence> output_evidence(const OutputVerdict& v, const std::string& note) {
+  std::vector<Evidence> out;
+  for (const auto& w : v.worst) {
+    std::string at;
+    for (auto x : w.coords) at += (at.empty() ? "" : ", ") + std::to_string(x);
+    out.push_back({"output", "", 0, "", fmt::format("{}[{}]: expected {}, got {}", v.output, at, w.expected, w.got), note});
+  }
+  if (out.empty() && !v.pass) out.push_back({"output", "", 0, "", v.message, note});
+  return out;
 }
 
 }  // namespace kb

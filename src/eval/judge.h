@@ -10,6 +10,7 @@
 
 #include "core/tensor.h"
 #include "deck/problem.h"
+#include "verdict/finding.h"
 
 namespace kb {
 
@@ -24,7 +25,7 @@ struct ElementError {
 struct OutputVerdict {
   std::string output;
   bool pass = true;
-  std::string failure;        // "" | "unwritten" | "nan" | "mismatch" | "rel_l2"
+  Reason failure = Reason::none;  // none | unwritten | nan | mismatch | rel_l2 (| comparator)
   int64_t checked = 0;        // elements compared
   int64_t failed = 0;         // elementwise failures (unwritten included)
   int64_t unwritten = 0;      // elements still holding the poison
@@ -39,6 +40,10 @@ OutputVerdict judge_output(const TensorSpec& spec, const HostTensor& got, const 
                            const std::vector<int64_t>& rows);
 
 nlohmann::json to_json(const OutputVerdict& v);
+
+// The worst elements of a failing output as evidence ("y[0, 3]: expected 0.25, got 0.5"), each
+// with `note` (where it was found: the shape and the seed); its message when it kept none.
+std::vector<Evidence> output_evidence(const OutputVerdict& v, const std::string& note);
 std::string describe_tolerance(const Tolerance& t);
 
 }  // namespace kb

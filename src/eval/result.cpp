@@ -12,8 +12,8 @@ json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 json to_json(const SeedCheck& c) {
   json outs = json::array();
   for (const auto& o : c.outputs) outs.push_back(to_json(o));
-  return {{"seed", c.seed}, {"secret", c.secret}, {"pass", c.pass}, {"failure", c.failure},
-          {"message", c.message}, {"outputs", outs}, {"seconds", c.seconds}};
+  return {{"seed", c.seed}, {"secret", c.secret}, {"pass", c.pass}, {"failure", reason_name(c.finding.reason)},
+          {"message", c.finding.message}, {"outputs", outs}, {"seconds", c.seconds}};
 }
 
 json to_json(const RooflinePoint& p) {
@@ -28,8 +28,8 @@ json to_json(const ShapeResult& s, bool with_samples) {
   for (const auto& [k, v] : s.dims) dims[k] = v;
   json checks = json::array();
   for (const auto& c : s.checks) checks.push_back(to_json(c));
-  return {{"index", s.index}, {"label", s.label}, {"dims", dims}, {"pass", s.pass}, {"failure", s.failure},
-          {"message", s.message}, {"checks", checks}, {"flops", s.flops}, {"bytes", s.bytes},
+  return {{"index", s.index}, {"label", s.label}, {"dims", dims}, {"pass", s.pass}, {"failure", reason_name(s.finding.reason)},
+          {"message", s.finding.message}, {"checks", checks}, {"flops", s.flops}, {"bytes", s.bytes},
           {"timing", s.timing ? to_json(*s.timing, with_samples) : json(nullptr)},
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
           {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
@@ -50,9 +50,9 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"target", r.target},
       {"device", r.device},
       {"solution_dir", r.solution_dir},
-      {"verdict", r.verdict},
-      {"failure", r.failure},
-      {"message", r.message},
+      {"verdict", verdict_name(r.verdict())},
+      {"failure", reason_name(r.finding.reason)},
+      {"message", r.finding.message},
       {"sandbox", r.sandbox.enabled ? json{{"kind", "bwrap"}, {"version", r.sandbox.version}, {"seccomp", r.sandbox.seccomp}}
                                     : json{{"kind", "none"}, {"reason", r.sandbox.reason}, {"seccomp", r.sandbox.seccomp}}},
       {"build", {{"ok", r.build.ok}, {"cached", r.build.cached}, {"seconds", r.build.seconds},

@@ -14,52 +14,18 @@
 #include "eval/roofline.h"
 #include "eval/sass.h"
 #include "eval/timing.h"
+#include "verdict/finding.h"
+#include "verdict/reason.h"
 
 namespace kb {
 
 inline constexpr const char* kResultSchema = "kbench.result/1";
 
-// Failure reasons, stable strings (documented in docs/result-schema.md).
-namespace reason {
-inline constexpr const char* build_error = "build_error";
-inline constexpr const char* load_error = "load_error";        // library would not load / missing symbols
-inline constexpr const char* setup_error = "setup_error";      // kb_setup returned non-zero
-inline constexpr const char* run_error = "run_error";          // kb_run returned non-zero
-inline constexpr const char* crash = "crash";
-inline constexpr const char* timeout = "timeout";
-inline constexpr const char* unwritten = "unwritten";
-inline constexpr const char* input_modified = "input_modified";
-inline constexpr const char* weights_modified = "weights_modified";
-inline constexpr const char* mismatch = "mismatch";
-inline constexpr const char* nan = "nan";
-inline constexpr const char* rel_l2 = "rel_l2";
-inline constexpr const char* comparator = "comparator";  // an output's named comparator rejected it (comparator.h)
-inline constexpr const char* timed_output_wrong = "timed_output_wrong";
-inline constexpr const char* nondeterministic = "nondeterministic";  // repeats on identical inputs differ (a race)
-inline constexpr const char* timing_dependent = "timing_dependent";  // untimed calls far slower than timed ones
-inline constexpr const char* impossible_time = "impossible_time";
-inline constexpr const char* work_outside_stream = "work_outside_stream";  // device busy after the stream was done
-inline constexpr const char* throttled = "throttled";                      // every cold sample throttled
-// Integrity (docs/threat-model.md).
-inline constexpr const char* forbidden_source = "forbidden_source";                // static scan hit
-inline constexpr const char* exported_runtime_symbol = "exported_runtime_symbol";  // library exports a forbidden name
-inline constexpr const char* sandbox_violation = "sandbox_violation";              // worker killed by its seccomp filter
-inline constexpr const char* channel_forged = "channel_forged";                    // a reply without a valid HMAC
-inline constexpr const char* output_changed_after_return = "output_changed_after_return";  // deferred writes
-inline constexpr const char* foreign_kernel = "foreign_kernel";  // ran a kernel its library does not define (CUPTI)
-inline constexpr const char* l2_persistence = "l2_persistence";  // persisting-L2 access policy window (CUPTI)
-// The problem's policy.required_instructions (eval/sass.h): the solution's SASS for its arch holds
-// none of the required classes (verdict fail), or no disassembler could read it (verdict error).
-inline constexpr const char* missing_required_instruction = "missing_required_instruction";
-inline constexpr const char* instructions_unverified = "instructions_unverified";
-}  // namespace reason
-
 struct SeedCheck {
   uint64_t seed = 0;
   bool secret = false;
   bool pass = false;
-  std::string failure;  // a reason::*, empty when passing
-  std::string message;
+  Finding finding;      // why it failed (reason none when passing)
   std::vector<OutputVerdict> outputs;
   double seconds = 0;   // wall time of the untimed call (informational)
 };
@@ -76,8 +42,7 @@ struct ShapeResult {
   std::string label;
   std::vector<std::pair<std::string, int64_t>> dims;
   bool pass = false;
-  std::string failure;
-  std::string message;
+  Finding finding;      // the shape's first failure (reason none when passing)
   std::vector<SeedCheck> checks;
   std::optional<TimingRecord> timing;
   std::optional<RooflinePoint> roofline;
@@ -112,9 +77,10 @@ struct EvalResult {
   std::string target;
   std::string device;
   std::string solution_dir;
-  std::string verdict;              // "pass" | "fail" | "error"
-  std::string failure;              // the first failure's reason
-  std::string message;
+  // Why it did not pass: the first failure's reason, message and evidence (reason none on a pass).
+  // Until evaluate() finishes, an internal error: a result cut short never reads as a pass.
+  Finding finding{Reason::internal_error, "the evaluation did not finish"};
+  Verdict verdict() const { return finding.verdict(); }
   BuildRecord build;
   SandboxRecord sandbox;
   // What the built library's machine code holds (cuda target; eval/sass.h), null on host.

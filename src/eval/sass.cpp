@@ -14,7 +14,7 @@
 
 #include "core/bwrap.h"
 #include "core/subprocess.h"
-#include "eval/result.h"
+#include "verdict/finding.h"
 
 #ifndef KBENCH_NVCC
 #define KBENCH_NVCC "nvcc"
@@ -368,8 +368,32 @@ std::set<std::string> library_kernel_names(const fs::path& library) {
   return r.kernel_names();
 }
 
-std::optional<SassVerdict> check_required_instructions(const std::map<std::string, std::vector<std::string>>& policy,
-                                                       const std::string& build_command, SassReport& report) {
+namespace {
+
+// The evidence of missing_required_instruction: for each unsatisfied requirement, what was compared,
+// then the tensor-core and TMA lines of each kernel of that arch (or that it has none).
+std::vector<Evidence> missing_instruction_evidence(const SassReport& report) {
+  std::vector<Evidence> out;
+  for (const auto& q : report.required) {
+    if (q.satisfied()) continue;
+    out.push_back({"message", "", 0, "",
+                   fmt::format("{}: required one of [{}] (policy key {}); tensor-core classes found: {}", q.arch,
+                               join(q.classes), q.key, describe_counts(q.tensor_core_found)),
+                   "what the SASS check compared"});
+    for (const auto& k : report.listing.kernels) {
+      if (k.arch != q.arch) continue;
+      const std::string name = k.demangled.empty() ? k.name : k.demangled;
+      if (k.evidence.empty()) out.push_back({"kernel", "", 0, k.name, "no tensor-core or TMA instruction", name});
+      for (const auto& line : k.evidence) out.push_back({"sass", "", 0, k.name, line, name});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Finding> check_required_instructions(const std::map<std::string, std::vector<std::string>>& policy,
+                                                  const std::string& build_command, SassReport& report) {
   report.required.clear();
   std::vector<std::string> archs(report.listing.archs.begin(), report.listing.archs.end());
   for (const auto& a : archs_in_build_command(build_command))
@@ -393,7 +417,7 @@ std::optional<SassVerdict> check_required_instructions(const std::map<std::strin
   for (const auto& q : report.required) {
     const std::string wanted = fmt::format("policy.required_instructions.{} = [{}]", q.key, join(q.classes));
     if (!report.available)
-      return SassVerdict{"error", reason::instructions_unverified,
+      return Finding{Reason::instructions_unverified,
                          fmt::format("the problem requires one of [{}] in the solution's {} machine code ({}), and "
                                      "kbench cannot read that code: {}",
                                      join(q.classes), q.arch, wanted, report.note)};
@@ -401,14 +425,15 @@ std::optional<SassVerdict> check_required_instructions(const std::map<std::strin
     std::vector<std::string> kernels;
     for (const auto& k : report.listing.kernels)
       if (k.arch == q.arch) kernels.push_back(k.demangled.empty() ? k.name : k.demangled);
-    return SassVerdict{
-        "fail", reason::missing_required_instruction,
+    return Finding{
+        Reason::missing_required_instruction,
         fmt::format("the solution's {} machine code contains none of the instruction classes the problem requires "
                     "there ({}); tensor-core classes found: {}; kernels: {}. The problem asks for this hardware path "
                     "(docs/problem-format.md, required_instructions): a kernel that reaches the right numbers "
                     "another way measures a different skill",
                     q.arch, wanted, describe_counts(q.tensor_core_found),
-                    kernels.empty() ? "none (no SASS for this arch)" : join(kernels))};
+                    kernels.empty() ? "none (no SASS for this arch)" : join(kernels)),
+        missing_instruction_evidence(report)};
   }
   return std::nullopt;
 }

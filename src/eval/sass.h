@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "verdict/finding.h"
+
 namespace kb {
 
 // An instruction's class: its opcode without modifiers or predicate
@@ -135,22 +137,16 @@ struct SassUnavailable : std::runtime_error {
 // why, when the library cannot be disassembled.
 std::set<std::string> library_kernel_names(const std::filesystem::path& library);
 
-// What the evaluator does with the result of check_required_instructions.
-struct SassVerdict {
-  std::string verdict;  // "fail" or "error"
-  std::string failure;  // reason::missing_required_instruction or reason::instructions_unverified
-  std::string message;
-};
-
 // Applies the problem's policy.required_instructions to `report` for every arch the library was
 // built for (those in its SASS, and those `build_command` asks for, which matters when the library
 // holds no SASS at all), recording each applicable entry in report.required. Returns:
-//  - fail / missing_required_instruction when an arch's SASS holds none of its required classes
-//    (the message names the arch, the key, the required classes and the tensor-core classes found);
-//  - error / instructions_unverified when a requirement applies but the SASS could not be read
+//  - missing_required_instruction (verdict fail) when an arch's SASS holds none of its required
+//    classes (the message names the arch, the key, the required classes and the tensor-core classes
+//    found; the evidence is what was compared and each kernel's tensor-core/TMA lines of that arch);
+//  - instructions_unverified (verdict error) when a requirement applies but the SASS could not be read
 //    (no cuobjdump): kbench cannot tell, so it neither passes nor blames the solution;
 //  - nullopt otherwise (no requirement applies, an empty list, or every requirement is met).
-std::optional<SassVerdict> check_required_instructions(const std::map<std::string, std::vector<std::string>>& policy,
-                                                       const std::string& build_command, SassReport& report);
+std::optional<Finding> check_required_instructions(const std::map<std::string, std::vector<std::string>>& policy,
+                                                  const std::string& build_command, SassReport& report);
 
 }  // namespace kb

@@ -2,6 +2,8 @@
 
 #include <elf.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -313,6 +315,39 @@ std::string symbol_violation(const std::string& n) {
       starts("__cxa_") || starts("_dl_") || starts("nv"))
     return "a C library, threading or loader name that could interpose on kbench's own calls";
   return "not one of kb_setup/kb_run/kb_teardown (everything else must have hidden visibility)";
+}
+
+// --- the two checks ------------------------------------------------------------------------------
+
+Finding scan_sources(const fs::path& dir, const std::vector<std::string>& forbidden) {
+  const auto hits = static_scan(dir, forbidden);
+  if (hits.empty()) return {};
+  std::vector<Evidence> evidence;
+  for (const auto& h : hits) evidence.push_back({"source", h.file, h.line, "", h.excerpt, h.rule});
+  return {Reason::forbidden_source,
+          fmt::format("the solution's sources contain {} forbidden pattern{} (docs/threat-model.md):{}", hits.size(),
+                      hits.size() == 1 ? "" : "s", describe_hits(hits)),
+          std::move(evidence)};
+}
+
+Finding check_exported_symbols(const fs::path& library) {
+  // The message and the evidence name the first ten; the count is of all of them.
+  constexpr size_t kNamed = 10;
+  std::string listed;
+  std::vector<Evidence> evidence;
+  size_t n_bad = 0;
+  for (const auto& name : exported_symbols(library)) {
+    const std::string why = symbol_violation(name);
+    if (why.empty() || n_bad++ >= kNamed) continue;
+    listed += "\n  " + name + ": " + why;
+    evidence.push_back({"symbol", "", 0, "", name, why});
+  }
+  if (!n_bad) return {};
+  return {Reason::exported_runtime_symbol,
+          fmt::format("the solution library exports {} symbol{} it must not (only kb_setup, kb_run and kb_teardown may "
+                      "be visible; a CUDA runtime or C library name could stand in for the real one):{}",
+                      n_bad, n_bad == 1 ? "" : "s", listed),
+          std::move(evidence)};
 }
 
 }  // namespace kb

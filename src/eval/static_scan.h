@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "verdict/finding.h"
+
 namespace kb {
 
 struct ScanHit {
@@ -43,5 +45,12 @@ std::vector<std::string> exported_symbols(const std::filesystem::path& library);
 // named specially when it is a CUDA runtime/driver name (cuda*, __cuda*, cu[A-Z]*) or a C library
 // name that could interpose on kbench's own calls.
 std::string symbol_violation(const std::string& name);
+
+// The two checks as findings (verdict/finding.h); reason none when nothing was found.
+// forbidden_source: one "source" evidence item per hit (file, line, the excerpt; note: the rule).
+Finding scan_sources(const std::filesystem::path& dir, const std::vector<std::string>& forbidden);
+// exported_runtime_symbol: one "symbol" evidence item per refused name (the first ten; note: why).
+// Throws std::runtime_error when the library cannot be read (exported_symbols).
+Finding check_exported_symbols(const std::filesystem::path& library);
 
 }  // namespace kb

@@ -2,17 +2,9 @@
 
 #include <array>
 
+#include "verdict/reason.h"
+
 namespace kb::report {
-
-namespace {
-
-bool any_of(std::string_view v, std::initializer_list<std::string_view> set) {
-  for (auto s : set)
-    if (v == s) return true;
-  return false;
-}
-
-}  // namespace
 
 std::string run_outcome(const RunRow& r) {
   // The store's judgement (store/run_index.h infra_failure) first: such a run is never the model's result.
@@ -20,14 +12,19 @@ std::string run_outcome(const RunRow& r) {
   if (!r.infra_failure.empty()) return outcome::infra;
   if (r.verdict.empty()) return r.status == "incomplete" || r.status == "running" ? outcome::incomplete : outcome::infra;
   if (r.annotation == "reward_hack" || r.hand_annotation == "reward_hack") return outcome::invalid;
-  if (r.verdict == "pass") return r.peak_fraction ? outcome::pass : outcome::pass_unscored;
-  if (r.verdict == "error") return outcome::infra;
+  const std::optional<Verdict> verdict = parse_verdict(r.verdict);
+  if (verdict == Verdict::pass) return r.peak_fraction ? outcome::pass : outcome::pass_unscored;
+  if (verdict == Verdict::error) return outcome::infra;
   if (r.solution_files == 0) return outcome::no_solution;
-  const std::string_view f = r.failure;
-  if (any_of(f, {"build_error", "load_error"})) return outcome::build_error;
-  if (f == "timeout") return outcome::timeout;
-  if (any_of(f, {"setup_error", "run_error", "crash"})) return outcome::runtime_error;
-  return outcome::wrong;
+  switch (parse_reason(r.failure).value_or(Reason::mismatch)) {
+    case Reason::build_error:
+    case Reason::load_error: return outcome::build_error;
+    case Reason::timeout: return outcome::timeout;
+    case Reason::setup_error:
+    case Reason::run_error:
+    case Reason::crash: return outcome::runtime_error;
+    default: return outcome::wrong;
+  }
 }
 
 std::string outcome_words(std::string_view code) {

@@ -81,7 +81,7 @@ std::string verdict_table(const EvalResult& r, bool color) {
     rows.push_back(shape_row(s, s.pass ? "ok" : "FAIL", true));
     failed.push_back(!s.pass);
   }
-  if (r.baseline && r.baseline->verdict == "pass")
+  if (r.baseline && r.baseline->verdict() == Verdict::pass)
     for (const auto& s : r.baseline->shapes)
       if (s.timing && s.roofline) {
         rows.push_back(shape_row(s, "base", false));

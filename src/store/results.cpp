@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "store/run_dir.h"
+#include "verdict/reason.h"
 
 namespace kb {
 
@@ -67,7 +68,7 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
     r.annotation = st.text(c++);
     r.started_at = st.text(c++);
     r.finished_at = st.text(c++);
-    r.score = r.verdict == "pass" ? r.peak_fraction.value_or(0) : 0;
+    r.score = parse_verdict(r.verdict) == Verdict::pass ? r.peak_fraction.value_or(0) : 0;
     res.runs.push_back(std::move(r));
   }
 
@@ -128,7 +129,7 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
       for (size_t k : cell.runs) {
         const RunResult& r = res.runs[k];
         scores.push_back(r.score);
-        if (r.verdict == "pass") {
+        if (parse_verdict(r.verdict) == Verdict::pass) {
           ++cell.passes;
           if (r.peak_fraction && (!cell.best || *r.peak_fraction > *cell.best)) cell.best = r.peak_fraction;
           // A pass without a peak fraction (a --check-only sweep) still counts as a pass; best stays

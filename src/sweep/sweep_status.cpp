@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sweep/cells.h"
+#include "verdict/reason.h"
 
 namespace kb {
 using json = nlohmann::json;
@@ -92,7 +93,7 @@ SweepStatus read_sweep_status(sql::Database& db, const std::string& sweep) {
     EntrantProgress& e = ents[runs.text(0)];
     e.entrant = runs.text(0);
     const bool counted = runs.int64(7) == 1;
-    if (counted && runs.text(1) == "pass") ++e.passes, ++s.passes;
+    if (counted && parse_verdict(runs.text(1)) == Verdict::pass) ++e.passes, ++s.passes;
     e.tokens += runs.int64(2);
     s.tokens += runs.int64(2);
     e.cost_usd += runs.opt_real(3).value_or(0);

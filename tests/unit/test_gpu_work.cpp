@@ -37,7 +37,7 @@ TEST(GpuWork, OffStreamWorkFailsUnlessLaunchedFromTheDevice) {
   l.add({w});
   auto v = kb::judge_gpu_work(l.to_json("cupti"), nullptr, {});
   ASSERT_TRUE(v.has_value());
-  EXPECT_STREQ(v->failure, kb::reason::work_outside_stream);
+  EXPECT_EQ(v->reason, kb::Reason::work_outside_stream);
   EXPECT_NE(v->message.find("_Z3fooPf"), std::string::npos);
 }
 
@@ -48,7 +48,7 @@ TEST(GpuWork, WorkFromAnotherThreadFails) {
   l.add({w});
   auto v = kb::judge_gpu_work(l.to_json("cupti"), nullptr, {});
   ASSERT_TRUE(v.has_value());
-  EXPECT_STREQ(v->failure, kb::reason::work_outside_stream);
+  EXPECT_EQ(v->reason, kb::Reason::work_outside_stream);
   EXPECT_NE(v->message.find("thread"), std::string::npos);
 }
 
@@ -59,7 +59,7 @@ TEST(GpuWork, PersistingL2AccessPolicyFails) {
   l.add({w});
   auto v = kb::judge_gpu_work(l.to_json("cupti"), nullptr, {});
   ASSERT_TRUE(v.has_value());
-  EXPECT_STREQ(v->failure, kb::reason::l2_persistence);
+  EXPECT_EQ(v->reason, kb::Reason::l2_persistence);
 }
 
 TEST(GpuWork, ForeignKernelFailsUnlessTheProblemAllowsALibrary) {
@@ -68,7 +68,7 @@ TEST(GpuWork, ForeignKernelFailsUnlessTheProblemAllowsALibrary) {
   const std::set<std::string> lib{"_Z3fooPf"};
   auto v = kb::judge_gpu_work(l.to_json("cupti"), &lib, {});
   ASSERT_TRUE(v.has_value());
-  EXPECT_STREQ(v->failure, kb::reason::foreign_kernel);
+  EXPECT_EQ(v->reason, kb::Reason::foreign_kernel);
   EXPECT_NE(v->message.find("scal_kernel"), std::string::npos);
   EXPECT_FALSE(kb::judge_gpu_work(l.to_json("cupti"), &lib, {"cublas"}).has_value());
   EXPECT_FALSE(kb::judge_gpu_work(l.to_json("cupti"), nullptr, {}).has_value()) << "names unknown: no provenance check";

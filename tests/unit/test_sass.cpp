@@ -214,9 +214,9 @@ TEST(RequiredInstructions, QgmmaRequirementRejectsHmmaOnly) {
   kb::SassReport r = report_of("mma_sync_sm_90a");  // fp8 mma.sync: emulated with HMMA on Hopper
   auto v = kb::check_required_instructions(kRequireQgmma, kBuild, r);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->verdict, "fail");
-  EXPECT_EQ(v->failure, kb::reason::missing_required_instruction);
-  EXPECT_EQ(v->failure, "missing_required_instruction");
+  EXPECT_EQ(v->verdict(), kb::Verdict::fail);
+  EXPECT_EQ(v->reason, kb::Reason::missing_required_instruction);
+  EXPECT_EQ(kb::reason_name(v->reason), "missing_required_instruction");
   for (const char* s : {"sm_90a", "QGMMA", "HMMA x", "policy.required_instructions.sm_90a", "qmma_e4m3"})
     EXPECT_NE(v->message.find(s), std::string::npos) << s << " in " << v->message;
   ASSERT_EQ(r.required.size(), 1u);
@@ -246,7 +246,7 @@ TEST(RequiredInstructions, NoSassAtAllFailsForTheBuiltArch) {
   r.note = "the library contains no device code";
   auto v = kb::check_required_instructions(kRequireQgmma, kBuild, r);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->failure, "missing_required_instruction");
+  EXPECT_EQ(kb::reason_name(v->reason), "missing_required_instruction");
   EXPECT_NE(v->message.find("no SASS for this arch"), std::string::npos) << v->message;
 }
 
@@ -256,8 +256,8 @@ TEST(RequiredInstructions, UnreadableSassIsAnErrorNotAPass) {
   r.note = "no cuobjdump (looked at /nowhere/cuobjdump)";
   auto v = kb::check_required_instructions(kRequireQgmma, kBuild, r);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->verdict, "error");
-  EXPECT_EQ(v->failure, kb::reason::instructions_unverified);
+  EXPECT_EQ(v->verdict(), kb::Verdict::error);
+  EXPECT_EQ(v->reason, kb::Reason::instructions_unverified);
   EXPECT_NE(v->message.find("/nowhere/cuobjdump"), std::string::npos) << v->message;
   // ... but only when a requirement applies.
   kb::SassReport none;
@@ -289,7 +289,7 @@ TEST(RequiredInstructions, Bf16UpcastExploitFailsAndHonestFp8WgmmaPasses) {
             "(anonymous namespace)::fp8_gemm_tile(__nv_fp8_e4m3 const*, __nv_fp8_e4m3 const*, float*)");
   auto v = kb::check_required_instructions(kRequireQgmma, kBuild, exploit);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->failure, "missing_required_instruction");
+  EXPECT_EQ(kb::reason_name(v->reason), "missing_required_instruction");
   EXPECT_NE(v->message.find("HMMA x1"), std::string::npos) << v->message;
   EXPECT_NE(v->message.find("fp8_gemm_tile"), std::string::npos) << v->message;
 

@@ -84,8 +84,8 @@ TEST_F(SassBuild, Bf16UpcastExploitFailsAQgmmaRequirement) {
   }
   auto v = kb::check_required_instructions(kRequireQgmma, b.command, r);
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->verdict, "fail");
-  EXPECT_EQ(v->failure, "missing_required_instruction");
+  EXPECT_EQ(v->verdict(), kb::Verdict::fail);
+  EXPECT_EQ(kb::reason_name(v->reason), "missing_required_instruction");
   EXPECT_NE(v->message.find("HMMA"), std::string::npos) << v->message;
 }
 
@@ -115,7 +115,7 @@ TEST_F(SassBuild, NoDisassemblerFailsClosed) {
   auto v = kb::check_required_instructions(kRequireQgmma, b.command, r);
   if (!for_sm90a(b)) GTEST_SKIP() << "a GPU of another arch is present: the build targets it: " << b.command;
   ASSERT_TRUE(v);
-  EXPECT_EQ(v->verdict, "error");
-  EXPECT_EQ(v->failure, kb::reason::instructions_unverified);
+  EXPECT_EQ(v->verdict(), kb::Verdict::error);
+  EXPECT_EQ(v->reason, kb::Reason::instructions_unverified);
   EXPECT_FALSE(kb::check_required_instructions({{"sm_90a", {}}}, b.command, r));
 }
