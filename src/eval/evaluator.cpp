@@ -22,6 +22,7 @@
 #include "eval/comparator.h"
 #include "eval/expected.h"
 #include "eval/gpu_work.h"
+#include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/recheck_reservoir.h"
 #include "eval/sass.h"
@@ -108,7 +109,8 @@ bool elementwise(Reason r) {
 // Judges one call: return code, fingerprints, then every output. Fills sc.finding (with the
 // first failing output's worst elements as evidence, noted `where`).
 void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, const Case& c,
-                int rc, const json& input_hashes, const json& weight_hashes, const std::vector<uint64_t>& weight_expect,
+                int rc, const std::vector<uint64_t>& got_in, const std::vector<uint64_t>& got_w,
+                const std::vector<uint64_t>& weight_expect,
                 const std::vector<HostTensor>& outs, bool settled, const std::string& where, SeedCheck& sc) {
   sc.pass = false;
   if (rc != 0) {
@@ -121,13 +123,11 @@ void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<Host
                   "in the background; every output must be final when the call is done"};
     return;
   }
-  const auto got_in = input_hashes.get<std::vector<uint64_t>>();
   for (size_t i = 0; i < p.inputs.size(); ++i)
     if (got_in.at(i) != c.input_hashes.at(i)) {
       sc.finding = {Reason::input_modified, "input '" + p.inputs[i].name + "' was modified by kb_run (inputs are read-only)"};
       return;
     }
-  const auto got_w = weight_hashes.get<std::vector<uint64_t>>();
   for (size_t i = 0; i < p.weights.size(); ++i)
     if (got_w.at(i) != weight_expect.at(i)) {
       sc.finding = {Reason::weights_modified, "weight '" + p.weights[i].name +
@@ -151,20 +151,20 @@ void judge_call(const Problem& p, const ShapeCase& shape, const std::vector<Host
 // shows as extra tail. The minimum over the checks is used, since noise (a host preemption) only
 // ever adds time; 8 us (or 10% of the stream's work) absorbs driver jitter, so hidden work shorter
 // than that escapes this check (the integrity layer's kernel provenance catches it).
-std::optional<std::string> hidden_work(const json& checks) {
+std::optional<std::string> hidden_work(const std::vector<TailCheck>& checks) {
   if (checks.empty()) return std::nullopt;
   // The smallest excess of tail over the stream's own work, against the smallest idle
   // synchronisation latency: each minimum is the least disturbed measurement of its kind, and the
   // idle latency (submission plus wake-up) bounds the wake-up that ends an honest tail.
   double min_excess = 1e30, min_latency = 1e30, stream = 0, tail = 0;
   for (const auto& c : checks) {
-    const double excess = c.at("tail").get<double>() - c.at("stream").get<double>();
+    const double excess = c.tail - c.stream;
     if (excess < min_excess) {
       min_excess = excess;
-      stream = c.at("stream");
-      tail = c.at("tail");
+      stream = c.stream;
+      tail = c.tail;
     }
-    min_latency = std::min(min_latency, c.at("latency").get<double>());
+    min_latency = std::min(min_latency, c.latency);
   }
   const double hidden = min_excess - min_latency;
   constexpr double kJitterSeconds = 8e-6;
@@ -246,10 +246,8 @@ class ShapeRun {
     w.set_channel_key(key);
     const uint64_t out_bytes = output_bytes(p_, shape_);
     w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
-    Message m = w.request({{"op", "setup"}, {"weights_seed", weights_seed_}, {"hash_key", hash_key_},
-                           {"channel_key", to_hex(key.data(), key.size())}, {"sandbox", o_.sandbox}},
-                          timeout_);
-    return m.header.at("rc");
+    Message m = w.request(SetupRequest{weights_seed_, hash_key_, to_hex(key.data(), key.size()), o_.sandbox}, timeout_);
+    return m.header.get<SetupReply>().rc;
   }
 
   // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
@@ -261,25 +259,26 @@ class ShapeRun {
   // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
   // poisoned, downloaded and re-fingerprinted), judged into `sc`; the reply is returned for what
   // else it carries (the GPU work).
-  Message checked_call(WorkerProcess& w, const Case& c, SeedCheck& sc) {
-    json req = {{"op", "check"}, {"seed", c.seed}};
+  CheckReply checked_call(WorkerProcess& w, const Case& c, SeedCheck& sc) {
+    CheckRequest req;
+    req.seed = c.seed;
     if (c.perturbed) {
-      req["perturb_secret"] = c.perturbed->first;
-      req["perturb_call"] = c.perturbed->second;
+      req.perturb_secret = c.perturbed->first;
+      req.perturb_call = c.perturbed->second;
     }
     Message m = timed(r_.seconds.worker, [&] { return w.request(req, timeout_); });
+    const auto reply = m.header.get<CheckReply>();
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);
     sc.seed = c.seed;
-    sc.seconds = m.header.value("seconds", 0.0);
-    judge(c, m.header.at("rc"), m.header.at("input_hashes"), m.header.at("weight_hashes"), outs,
-          m.header.at("settled").get<bool>(), sc.secret, sc);
-    return m;
+    sc.seconds = reply.seconds;
+    judge(c, reply.rc, reply.input_hashes, reply.weight_hashes, outs, reply.settled, sc.secret, sc);
+    return reply;
   }
 
   // Judges one returned call against its case (judge_call), counted as judging time. `secret`: the
   // case's seed is not to be named in the evidence.
-  void judge(const Case& c, int rc, const json& input_hashes, const json& weight_hashes,
+  void judge(const Case& c, int rc, const std::vector<uint64_t>& input_hashes, const std::vector<uint64_t>& weight_hashes,
              const std::vector<HostTensor>& outs, bool settled, bool secret, SeedCheck& sc) {
     const std::string where =
         fmt::format("shape {} ({}), {}", r_.index, r_.label, secret ? "a secret seed" : fmt::format("seed {}", c.seed));
@@ -319,9 +318,9 @@ class ShapeRun {
       Case c = new_case(seed);
       SeedCheck sc;
       sc.secret = secret;
-      const Message m = checked_call(w, c, sc);
+      const CheckReply reply = checked_call(w, c, sc);
       if (sc.pass)
-        if (auto v = checked_gpu_work(m.header)) {
+        if (auto v = checked_gpu_work(reply.gpu_work)) {
           sc.pass = false;
           sc.finding = std::move(*v);
         }
@@ -357,9 +356,9 @@ class ShapeRun {
 
   // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
   // and judged for provenance, streams and persisting L2 when integrity checks apply.
-  std::optional<Finding> checked_gpu_work(const json& reply) {
-    if (!o_.integrity || !reply.contains("gpu_work")) return std::nullopt;
-    r_.gpu_work = reply.at("gpu_work");
+  std::optional<Finding> checked_gpu_work(const json& gpu_work) {
+    if (!o_.integrity || gpu_work.is_null()) return std::nullopt;
+    r_.gpu_work = gpu_work;
     return judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries);
   }
 
@@ -368,12 +367,13 @@ class ShapeRun {
   // problem demands bitwise determinism every repeat must equal the first bit for bit.
   bool repeat(WorkerProcess& w, const Case& c) {
     Message m = timed(r_.seconds.worker, [&] {
-      return w.request({{"op", "repeat"}, {"seed", c.seed}, {"calls", o_.repeat_calls}}, limits_.calls(o_.repeat_calls));
+      return w.request(RepeatRequest{c.seed, o_.repeat_calls}, limits_.calls(o_.repeat_calls));
     });
-    if (int rc = m.header.at("rc"); rc != 0)
-      return fail(Reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", rc,
-                                                 m.header.value("call", 0)));
-    const auto settled = m.header.at("settled").get<std::vector<bool>>();
+    const auto reply = m.header.get<RepeatReply>();
+    if (reply.rc != 0)
+      return fail(Reason::run_error, fmt::format("kb_run returned {} on repeated call {} of identical inputs", reply.rc,
+                                                 reply.call));
+    const std::vector<bool>& settled = reply.settled;
     if (settled.size() != static_cast<size_t>(o_.repeat_calls))
       return fail(Reason::channel_forged, "the repeat reply does not hold the calls kbench asked for");
     size_t off = 0;
@@ -381,7 +381,7 @@ class ShapeRun {
     for (int i = 0; i < o_.repeat_calls; ++i) {
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge(c, 0, m.header.at("input_hashes"), m.header.at("weight_hashes"), outs, settled[i], false, sc);
+      judge(c, 0, reply.input_hashes, reply.weight_hashes, outs, settled[i], false, sc);
       if (!sc.pass)
         return fail(sc.finding.located(fmt::format("call {} of {} repeated on identical inputs (seed {}), after the same "
                                                    "inputs had passed: ", i + 1, o_.repeat_calls, c.seed)));
@@ -405,7 +405,7 @@ class ShapeRun {
                                 outs[k].get(static_cast<int64_t>(at)), first[k].get(static_cast<int64_t>(at)), p_.name));
       }
     }
-    if (auto v = checked_gpu_work(m.header))
+    if (auto v = checked_gpu_work(reply.gpu_work))
       return fail(v->located(fmt::format("repeated calls on identical inputs (seed {}): ", c.seed)));
     say(fmt::format("{} repeats on identical inputs: ok{}", o_.repeat_calls, p_.bitwise_deterministic ? " (bitwise)" : ""));
     return true;
@@ -415,41 +415,39 @@ class ShapeRun {
     const TimingPolicy& pol = o_.timing;
     // The input sets the timed calls rotate over, each of a fresh secret seed, and the secrets that
     // perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
-    json seeds = json::array();
+    std::vector<uint64_t> seeds;
     for (int i = 0; i < std::max(1, pol.input_sets); ++i) seeds.push_back(fresh_secret());
     const uint64_t perturb_secret = fresh_secret();
     const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
     const auto budget = limits_.bench(pol);
     Message m = timed(r_.seconds.worker, [&] {
-      return w.request({{"op", "bench"}, {"seeds", seeds}, {"policy", to_json(pol)}, {"perturb", pol.perturb},
-                        {"perturb_secret", perturb_secret}, {"reservoir_seed", reservoir.seed()},
-                        {"rechecks", std::max(pol.rechecks, 0)}},
+      return w.request(BenchRequest{seeds, pol, perturb_secret, reservoir.seed(),
+                                    static_cast<size_t>(std::max(pol.rechecks, 0))},
                        budget);
     });
-    if (int rc = m.header.at("rc"); rc != 0)
-      return fail(Reason::run_error, fmt::format("kb_run returned {} during {}", rc, m.header.value("phase", "timing")));
+    const auto reply = m.header.get<BenchReply>();
+    if (reply.rc != 0)
+      return fail(Reason::run_error, fmt::format("kb_run returned {} during {}", reply.rc, reply.phase));
     // Every call the reservoir holds after the calls that ran must come back re-checked, and no other.
-    const uint64_t calls = m.header.at("timed_calls");
-    const std::vector<uint64_t> expected_calls = reservoir.sample_after(calls);
-    const json& rechecked = m.header.at("rechecked");
+    const std::vector<uint64_t> expected_calls = reservoir.sample_after(reply.timed_calls);
+    const std::vector<RecheckedCall>& rechecked = reply.rechecked;
     bool same = rechecked.size() == expected_calls.size();
     for (size_t k = 0; same && k < expected_calls.size(); ++k)
-      same = rechecked[k].at("iteration").get<uint64_t>() == expected_calls[k] &&
-             rechecked[k].at("set").get<size_t>() == expected_calls[k] % seeds.size();
+      same = rechecked[k].iteration == expected_calls[k] && rechecked[k].set == expected_calls[k] % seeds.size();
     if (!same)
       return fail(Reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
                                           "come from kbench's worker code");
     size_t off = 0;
     for (const auto& rc : rechecked) {
-      const uint64_t it = rc.at("iteration");
-      const size_t set = rc.at("set");
+      const uint64_t it = rc.iteration;
+      const size_t set = rc.set;
       std::optional<std::pair<uint64_t, uint64_t>> perturbed;
       if (pol.perturb) perturbed = std::make_pair(perturb_secret, it);
-      const Case c = new_case(seeds.at(set).get<uint64_t>(), perturbed);
+      const Case c = new_case(seeds.at(set), perturbed);
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
-      judge(c, 0, rc.at("input_hashes"), m.header.at("weight_hashes"), outs, rc.at("settled").get<bool>(), true, sc);
+      judge(c, 0, rc.input_hashes, reply.weight_hashes, outs, rc.settled, true, sc);
       if (!sc.pass) {
         const Reason why = sc.finding.reason;
         if (why == Reason::input_modified || why == Reason::weights_modified || why == Reason::output_changed_after_return)
@@ -469,21 +467,21 @@ class ShapeRun {
       }
     }
     TimingRecord t;
-    t.samples = m.header.at("samples").get<std::vector<double>>();
-    t.throttled = m.header.at("throttled");
-    t.max_sm_clock_mhz = m.header.at("max_sm_clock_mhz");
-    t.warmup_calls = m.header.at("warmup_calls");
-    t.stop_reason = m.header.at("stop_reason");
-    t.wall_seconds = m.header.at("wall_seconds");
-    const auto clocks = m.header.at("sm_clocks_mhz").get<std::vector<double>>();
+    t.samples = reply.samples;
+    t.throttled = reply.throttled;
+    t.max_sm_clock_mhz = reply.max_sm_clock_mhz;
+    t.warmup_calls = reply.warmup_calls;
+    t.stop_reason = reply.stop_reason;
+    t.wall_seconds = reply.wall_seconds;
+    const std::vector<double>& clocks = reply.sm_clocks_mhz;
     if (!clocks.empty()) {
       t.sm_clock_median_mhz = quantile(clocks, 0.5);
       t.sm_clock_min_mhz = *std::min_element(clocks.begin(), clocks.end());
     }
-    if (m.header.contains("hot")) {
-      t.hot_seconds = m.header["hot"].at("seconds");
-      t.hot_calls = m.header["hot"].at("calls");
-      t.hot_mode = m.header["hot"].at("mode");
+    if (reply.hot) {
+      t.hot_seconds = reply.hot->seconds;
+      t.hot_calls = reply.hot->calls;
+      t.hot_mode = reply.hot->mode;
     }
     if (t.samples.empty())
       return fail(Reason::throttled, fmt::format("every one of {} cold samples ran with the SM clock below {:.0f}% of its "
@@ -497,7 +495,7 @@ class ShapeRun {
     // 50 us; the first half of the warm-up (lazy initialisation, module loading) is left out. On
     // the host nothing tells a timed call from another, and thread-pool start-up and a loaded
     // machine make warm-up times unrepresentative, so the check is the cuda target's.
-    auto warm = m.header.value("warmup_call_seconds", std::vector<double>{});
+    auto warm = reply.warmup_call_seconds;
     if (args_.target == "cuda" && pol.blocking_kernel && warm.size() >= 4) {
       warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
       const double warm_median = quantile(warm, 0.5);
@@ -508,16 +506,16 @@ class ShapeRun {
                                 "detect the held stream); every call must do the same work",
                                 warm_median * 1e6, warm.size(), t.seconds.median * 1e6));
     }
-    t.tail_checks = m.header.at("tail_checks");
-    t.event_samples = m.header.value("event_samples", std::vector<double>{});
-    t.span_samples = m.header.value("span_samples", size_t{0});
+    t.tail_checks = reply.tail_checks;  // result.json keeps them as the worker measured them
+    t.event_samples = reply.event_samples;
+    t.span_samples = reply.span_samples;
     r_.timing = t;
-    r_.gpu_work = m.header.value("gpu_work", json(nullptr));
+    r_.gpu_work = reply.gpu_work;
     if (!o_.integrity) {
       // kbench's own baseline: vendor kernels and their streams are its business.
     } else if (gpu_work_monitored(r_.gpu_work)) {
       if (auto v = judge_gpu_work(r_.gpu_work, library_kernels_, p_.allowed_libraries)) return fail(std::move(*v));
-    } else if (auto why = hidden_work(m.header.at("tail_checks"))) {
+    } else if (auto why = hidden_work(reply.tail_checks)) {
       // Without attribution (no CUPTI), the device-wide cross-check is the fallback.
       return fail(Reason::work_outside_stream, *why);
     }

@@ -93,10 +93,15 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   } catch (const ChannelClosed&) {
     died("start-up");
   }
-  if (!ready.header.value("ready", false)) {
-    std::string err = ready.header.value("error", std::string("unknown error"));
+  ReadyReply r;
+  try {
+    r = ready.header.get<ReadyReply>();
+  } catch (const ProtocolError& e) {
+    r.error = e.what();
+  }
+  if (!r.ready) {
     kill_now();
-    throw WorkerFailure("error", err);
+    throw WorkerFailure("error", r.error);
   }
 }
 
@@ -141,7 +146,7 @@ void WorkerProcess::died(const std::string& during) {
                                    (tail.empty() ? "" : "; its last output:\n" + tail));
 }
 
-Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseconds timeout) {
+Message WorkerProcess::request_json(const nlohmann::json& req, std::chrono::milliseconds timeout) {
   const std::string op = req.value("op", std::string("?"));
   if (pid_ <= 0) throw WorkerFailure("crash", "the worker is no longer running");
   try {
@@ -153,7 +158,7 @@ Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseco
       kill_now();
       throw WorkerFailure("forged", std::string(e.what()) + " (reply to '" + op + "'); the worker was killed");
     }
-    if (m.header.contains("error")) throw WorkerFailure("error", m.header["error"].get<std::string>());
+    if (auto error = reply_error(m.header)) throw WorkerFailure("error", *error);
     return m;
   } catch (const ChannelTimeout&) {
     kill_now();
@@ -174,7 +179,7 @@ Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseco
 void WorkerProcess::finish(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return;
   try {
-    request({{"op", "teardown"}}, timeout);
+    request(TeardownRequest{}, timeout);
   } catch (const WorkerFailure&) {
     return;  // already reaped or killed
   }

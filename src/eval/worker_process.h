@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "protocol/channel.h"
+#include "protocol/messages.h"
 #include "worker/worker.h"
 
 namespace kb {
@@ -39,8 +40,12 @@ class WorkerProcess {
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
-  // Sends a request and waits for its reply. Throws WorkerFailure on crash, timeout or an error reply.
-  Message request(const nlohmann::json& req, std::chrono::milliseconds timeout);
+  // Sends a request (protocol/messages.h) and waits for its reply, whose header the caller reads
+  // as the request's reply type. Throws WorkerFailure on crash, timeout or an error reply.
+  template <class Request>
+  Message request(const Request& req, std::chrono::milliseconds timeout) {
+    return request_json(nlohmann::json(req), timeout);
+  }
   // From now on every reply must carry a valid HMAC under `key` (protocol.h); the caller hands the
   // key to the worker in its next request.
   void set_channel_key(const std::array<unsigned char, 32>& key) {
@@ -58,6 +63,7 @@ class WorkerProcess {
   std::string log_tail(size_t max_lines = 20) const;
 
  private:
+  Message request_json(const nlohmann::json& req, std::chrono::milliseconds timeout);
   [[noreturn]] void died(const std::string& during);
   void kill_now();
 

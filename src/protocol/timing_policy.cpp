@@ -1,6 +1,11 @@
 #include "protocol/timing_policy.h"
 
+#include "protocol/fields.h"
+#include "protocol/messages.h"
+
 namespace kb {
+
+using wire::field;
 
 nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
@@ -11,21 +16,25 @@ nlohmann::json to_json(const TimingPolicy& p) {
 }
 
 TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
+  constexpr const char* msg = "timing policy";
   TimingPolicy p;
-  p.warmup_seconds = j.at("warmup_seconds");
-  p.min_samples = j.at("min_samples");
-  p.max_samples = j.at("max_samples");
-  p.target_rel_stdev = j.at("target_rel_stdev");
-  p.max_seconds = j.at("max_seconds");
-  p.input_sets = j.at("input_sets");
-  p.rechecks = j.at("rechecks");
-  p.throttle_threshold = j.at("throttle_threshold");
-  p.hot_seconds = j.at("hot_seconds");
-  p.tail_checks = j.at("tail_checks");
-  p.blocking_kernel = j.at("blocking_kernel");
-  p.hot_capture = j.at("hot_capture");
-  p.perturb = j.value("perturb", true);  // absent in results written before it existed
+  p.warmup_seconds = field<double>(j, msg, "warmup_seconds");
+  p.min_samples = field<size_t>(j, msg, "min_samples");
+  p.max_samples = field<size_t>(j, msg, "max_samples");
+  p.target_rel_stdev = field<double>(j, msg, "target_rel_stdev");
+  p.max_seconds = field<double>(j, msg, "max_seconds");
+  p.input_sets = field<int>(j, msg, "input_sets");
+  p.rechecks = field<int>(j, msg, "rechecks");
+  p.throttle_threshold = field<double>(j, msg, "throttle_threshold");
+  p.hot_seconds = field<double>(j, msg, "hot_seconds");
+  p.tail_checks = field<int>(j, msg, "tail_checks");
+  p.blocking_kernel = field<bool>(j, msg, "blocking_kernel");
+  p.hot_capture = field<bool>(j, msg, "hot_capture");
+  p.perturb = wire::field_or<bool>(j, msg, "perturb", true);  // absent in results written before it existed
   return p;
 }
+
+void to_json(nlohmann::json& j, const TimingPolicy& p) { j = to_json(p); }
+void from_json(const nlohmann::json& j, TimingPolicy& p) { p = timing_policy_from_json(j); }
 
 }  // namespace kb

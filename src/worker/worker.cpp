@@ -18,6 +18,7 @@
 #include "deck/generate.h"
 #include "kbench/solution.h"
 #include "protocol/channel.h"
+#include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/poison.h"
 #include "protocol/recheck_reservoir.h"
@@ -87,33 +88,34 @@ class Worker {
   }
 
   // Every reply is tagged with the channel key once the parent has handed it over (setup).
-  void reply(const json& header, const void* payload = nullptr, size_t bytes = 0) {
-    send_message(kWorkerReplyFd, header, payload, bytes, &auth_);
+  template <class Reply>
+  void reply(const Reply& r, const void* payload = nullptr, size_t bytes = 0) {
+    send_message(kWorkerReplyFd, json(r), payload, bytes, &auth_);
   }
 
   // Returns false when the parent asked to stop.
   bool serve(const Message& m) {
-    const std::string op = m.header.at("op");
-    if (op == "setup") return setup(m.header), true;
-    if (op == "check") return check(m.header), true;
-    if (op == "bench") return bench(m.header), true;
-    if (op == "repeat") return repeat(m.header), true;
-    if (op == "teardown") {
+    const std::string op = request_op(m.header);
+    if (op == SetupRequest::kOp) return setup(m.header.get<SetupRequest>()), true;
+    if (op == CheckRequest::kOp) return check(m.header.get<CheckRequest>()), true;
+    if (op == BenchRequest::kOp) return bench(m.header.get<BenchRequest>()), true;
+    if (op == RepeatRequest::kOp) return repeat(m.header.get<RepeatRequest>()), true;
+    if (op == TeardownRequest::kOp) {
       if (state_set_) teardown_(state_);
       state_set_ = false;
-      reply({{"ok", true}});
+      reply(TeardownReply{});
       return false;
     }
     throw std::runtime_error("unknown worker op '" + op + "'");
   }
 
  private:
-  void setup(const json& req) {
-    hash_key_ = req.at("hash_key");
-    auth_.key = channel_key_from_hex(req.at("channel_key"));
+  void setup(const SetupRequest& req) {
+    hash_key_ = req.hash_key;
+    auth_.key = channel_key_from_hex(req.channel_key);
     auth_.active = true;
     weights_ = allocate(problem_.weights);
-    fill(weights_, problem_.weights, req.at("weights_seed"), kWeightStreamBase);
+    fill(weights_, problem_.weights, req.weights_seed, kWeightStreamBase);
     weight_views_ = views(weights_);
     dim_names_.clear();
     for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
@@ -124,8 +126,8 @@ class Worker {
     state_set_ = rc == 0;
     // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
     // the runtime's initialisation, before the first kb_run.
-    if (req.value("sandbox", true)) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
-    reply({{"rc", rc}});
+    if (req.sandbox) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
+    reply(SetupReply{rc});
   }
 
   TensorList allocate(const std::vector<TensorSpec>& specs) {
@@ -275,51 +277,49 @@ class Worker {
     return c;
   }
 
-  void check(const json& req) {
-    fresh_inputs(req.at("seed"));
+  void check(const CheckRequest& req) {
+    fresh_inputs(req.seed);
     // A timed call's inputs, re-run on a fresh worker: the set's seed, perturbed as that call was.
-    if (req.contains("perturb_call"))
-      perturb_set(prev_inputs_, req.at("perturb_secret"), req.at("perturb_call"), /*undo=*/false);
+    if (req.perturb_call) perturb_set(prev_inputs_, req.perturb_secret.value_or(0), *req.perturb_call, /*undo=*/false);
     const CheckedCall c = checked_call();
-    json r = {{"rc", c.rc}, {"seconds", c.seconds}, {"input_hashes", hashes(prev_inputs_)},
-              {"weight_hashes", hashes(weights_)}, {"settled", c.settled}};
+    CheckReply r{c.rc, c.seconds, hashes(prev_inputs_), hashes(weights_), c.settled, nullptr};
     WorkLedger ledger;
     collect(ledger);  // after the settle wait: a thread of the solution's finishing late is seen too
-    r["gpu_work"] = ledger.to_json(device_->monitor_status());
+    r.gpu_work = ledger.to_json(device_->monitor_status());
     reply(r, c.outputs.data(), c.outputs.size());
   }
 
   // The race check: `calls` checked calls on one set of inputs; every call's outputs come back,
   // concatenated, for the parent to judge and compare (a race that passes sometimes shows as
   // repeats that differ, or one that fails).
-  void repeat(const json& req) {
-    fresh_inputs(req.at("seed"));
-    const int calls = req.at("calls");
+  void repeat(const RepeatRequest& req) {
+    fresh_inputs(req.seed);
     std::vector<std::byte> payload;
-    json settled = json::array();
-    for (int i = 0; i < calls; ++i) {
+    RepeatReply r;
+    for (int i = 0; i < req.calls; ++i) {
       const CheckedCall c = checked_call();
-      if (c.rc != 0) return reply({{"rc", c.rc}, {"call", i}});
-      settled.push_back(c.settled);
+      if (c.rc != 0) return reply(RepeatReply::failed(c.rc, i));
+      r.settled.push_back(c.settled);
       payload.insert(payload.end(), c.outputs.begin(), c.outputs.end());
     }
     WorkLedger ledger;
     collect(ledger);
-    reply({{"rc", 0}, {"settled", settled}, {"input_hashes", hashes(prev_inputs_)}, {"weight_hashes", hashes(weights_)},
-           {"gpu_work", ledger.to_json(device_->monitor_status())}},
-          payload.data(), payload.size());
+    r.input_hashes = hashes(prev_inputs_);
+    r.weight_hashes = hashes(weights_);
+    r.gpu_work = ledger.to_json(device_->monitor_status());
+    reply(r, payload.data(), payload.size());
   }
 
-  void bench(const json& req) {
-    const TimingPolicy pol = timing_policy_from_json(req.at("policy"));
+  void bench(const BenchRequest& req) {
+    const TimingPolicy& pol = req.policy;
     device_->set_blocking_kernel(pol.blocking_kernel);
     device_->set_hot_capture(pol.hot_capture);
-    const std::vector<uint64_t> seeds = req.at("seeds");
+    const std::vector<uint64_t>& seeds = req.seeds;
     // Every timed call runs on its set's inputs perturbed by a key of its own (perturbation.h), and
     // any of them may be re-checked (a reservoir sample the parent can recompute).
-    const bool perturb = req.at("perturb").get<bool>();
-    const uint64_t perturb_secret = req.at("perturb_secret");
-    const RecheckReservoir reservoir(req.at("reservoir_seed").get<uint64_t>(), req.at("rechecks").get<size_t>());
+    const bool perturb = pol.perturb;
+    const uint64_t perturb_secret = req.perturb_secret;
+    const RecheckReservoir reservoir(req.reservoir_seed, req.rechecks);
     std::vector<TensorList> sets;
     for (uint64_t s : seeds) {
       sets.push_back(allocate(problem_.inputs));
@@ -340,7 +340,7 @@ class Worker {
       device_->synchronize();
       warm_seconds.push_back(std::chrono::duration<double>(Clock::now() - c0).count());
       ++warm;
-      if (rc != 0) return reply({{"rc", rc}, {"phase", "warmup"}});
+      if (rc != 0) return reply(BenchReply::failed(rc, "warmup"));
     } while (std::chrono::duration<double>(Clock::now() - w0).count() < pol.warmup_seconds);
     WorkLedger ledger;
     collect(ledger);  // so that the first sample's span holds that call's work only
@@ -354,7 +354,8 @@ class Worker {
     size_t span_samples = 0;
     size_t throttled = 0;
     std::vector<std::vector<std::byte>> kept_outputs;
-    std::vector<json> kept;
+    BenchReply r;
+    std::vector<RecheckedCall>& kept = r.rechecked;
     std::vector<std::optional<uint64_t>> perturbed(sets.size());  // the call whose perturbation each set holds
     const double max_clock = device_->max_sm_clock_mhz();
     const auto s0 = Clock::now();
@@ -373,7 +374,7 @@ class Worker {
       device_->flush_cache();
       int rc = 0;
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
-      if (rc != 0) return reply({{"rc", rc}, {"phase", "timing"}, {"iteration", it}});
+      if (rc != 0) return reply(BenchReply::failed(rc, "timing", it));
       bool used_span = false;
       const double seconds = cold_sample_seconds(t.seconds, WorkLedger::span_seconds(collect(ledger)), &used_span);
       if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
@@ -388,7 +389,7 @@ class Worker {
         device_->synchronize();
         auto out = download_outputs();
         const bool settled = outputs_settled(out, t.seconds);
-        json entry = {{"iteration", it}, {"set", set}, {"input_hashes", hashes(sets[set])}, {"settled", settled}};
+        RecheckedCall entry{it, set, hashes(sets[set]), settled};
         if (*slot == kept.size()) {
           kept.push_back(std::move(entry));
           kept_outputs.push_back(std::move(out));
@@ -412,17 +413,21 @@ class Worker {
     size_t total = 0;
     for (const auto& o : kept_outputs) total += o.size();
     payload.reserve(total);
-    json rechecked = json::array();
     for (size_t k = 0; k < kept.size(); ++k) {
-      rechecked.push_back(kept[k]);
       payload.insert(payload.end(), kept_outputs[k].begin(), kept_outputs[k].end());
       std::vector<std::byte>().swap(kept_outputs[k]);
     }
-    json r = {{"rc", 0}, {"samples", samples}, {"sm_clocks_mhz", clocks}, {"max_sm_clock_mhz", max_clock},
-                  {"throttled", throttled}, {"warmup_calls", warm}, {"warmup_call_seconds", warm_seconds}, {"stop_reason", reason},
-                  {"wall_seconds", std::chrono::duration<double>(Clock::now() - s0).count()}, {"rechecked", rechecked},
-                  {"timed_calls", it},
-                  {"event_samples", event_samples}, {"span_samples", span_samples}};
+    r.samples = samples;
+    r.sm_clocks_mhz = clocks;
+    r.max_sm_clock_mhz = max_clock;
+    r.throttled = throttled;
+    r.warmup_calls = warm;
+    r.warmup_call_seconds = warm_seconds;
+    r.stop_reason = reason;
+    r.wall_seconds = std::chrono::duration<double>(Clock::now() - s0).count();
+    r.timed_calls = it;
+    r.event_samples = event_samples;
+    r.span_samples = span_samples;
 
     // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.
     if (!samples.empty()) {
@@ -435,30 +440,26 @@ class Worker {
       int rc = 0;
       std::string mode;
       const double per_call = device_->time_hot(calls, &rc, &mode);
-      if (rc != 0) return reply({{"rc", rc}, {"phase", "hot timing"}});
-      r["hot"] = {{"seconds", per_call}, {"calls", n}, {"mode", mode}};
+      if (rc != 0) return reply(BenchReply::failed(rc, "hot timing"));
+      r.hot = HotTiming{per_call, n, mode};
       collect(ledger);
     }
 
     // Device-wide cross-checks: how long the device stays busy after kb_run returns.
-    json tails = json::array();
     for (int i = 0; i < pol.tail_checks; ++i) {
       int rc = 0;
       device_->flush_cache();  // cold, as in the samples: hidden work runs at its full length
       device_->synchronize();
       auto t = device_->tail_check(run_set(static_cast<size_t>(i)), &rc);
-      if (rc != 0) return reply({{"rc", rc}, {"phase", "tail check"}});
+      if (rc != 0) return reply(BenchReply::failed(rc, "tail check"));
       if (!t) break;
-      tails.push_back({{"stream", t->stream_seconds}, {"tail", t->tail_seconds}, {"latency", t->sync_latency_seconds}});
+      r.tail_checks.push_back({t->stream_seconds, t->tail_seconds, t->sync_latency_seconds});
     }
-    r["tail_checks"] = tails;
     collect(ledger);
-    r["gpu_work"] = ledger.to_json(device_->monitor_status());
+    r.gpu_work = ledger.to_json(device_->monitor_status());
 
-    std::vector<json> set_hashes;
-    for (const auto& s : sets) set_hashes.push_back(hashes(s));
-    r["input_hashes"] = set_hashes;
-    r["weight_hashes"] = hashes(weights_);
+    for (const auto& s : sets) r.input_hashes.push_back(hashes(s));
+    r.weight_hashes = hashes(weights_);
     reply(r, payload.data(), payload.size());
   }
 
@@ -486,11 +487,11 @@ int worker_main(const WorkerArgs& args) {
   std::unique_ptr<Worker> w;
   try {
     w = std::make_unique<Worker>(args);
-    send_message(kWorkerReplyFd, {{"ready", true}});
+    send_message(kWorkerReplyFd, ReadyReply{true, ""});
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}});
+      send_message(kWorkerReplyFd, ReadyReply{false, e.what()});
     } catch (...) {
     }
     return 3;
@@ -505,7 +506,7 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      w->reply({{"error", e.what()}});
+      w->reply(ErrorReply{e.what()});
     } catch (...) {
     }
     return 3;
