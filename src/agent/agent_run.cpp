@@ -14,13 +14,14 @@
 #include "agent/sandbox.h"
 #include "agent/workspace.h"
 #include "core/data_dir.h"
+#include "core/self_executable.h"
 #include "core/subprocess.h"
 #include "core/version.h"
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
 #include "store/run_dir.h"
-#include "sweep/gpu_lock.h"
+#include "core/gpu_lock.h"
 #include "target/ceilings.h"
 #include "target/target.h"
 
@@ -156,7 +157,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
   std::unique_ptr<AgentAdapter> adapter;
   try {
     AdapterOptions ao = req.adapter_options;
-    ao.kbench_binary = fs::read_symlink("/proc/self/exe");
+    ao.kbench_binary = self_executable();
     adapter = make_adapter(req.agent, ao);
   } catch (const std::invalid_argument& e) {
     throw RunSetupError(e.what());
@@ -265,7 +266,7 @@ RunOutcome run_agent(const Problem& p, const RunRequest& req) {
     wo.private_dir = run / "kbench";
     wo.target = target->name();
     wo.device = device;
-    wo.kbench_binary = fs::read_symlink("/proc/self/exe");
+    wo.kbench_binary = self_executable();
     wo.hardware_dir = req.hardware_dir;
     wo.budget = req.budget;
     Workspace ws = prepare_workspace(p, wo);

@@ -46,7 +46,7 @@ struct RunRequest {
   // the cell this run is an attempt at, kept as run.json's "sweep" (docs/sweeps.md).
   std::string run_name;
   nlohmann::json sweep_cell;
-  // Set by a sweep with several agents per GPU (sweep/gpu_lock.h): the GPU's lock file. The agent's
+  // Set by a sweep with several agents per GPU (core/gpu_lock.h): the GPU's lock file. The agent's
   // ./kbench check/bench/eval and the official evaluation hold it; run.json gets "gpu_lock".
   std::filesystem::path gpu_lock;
   std::function<void(const std::string&)> progress;                 // step lines; may be empty

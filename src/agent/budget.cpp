@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "agent/process_tree.h"
+#include "core/subprocess.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -143,56 +144,36 @@ BudgetOutcome run_with_budget(const BudgetedCommand& c) {
   if (c.stdout_file.empty() || c.stderr_file.empty()) throw std::invalid_argument("run_with_budget: stdout/stderr files required");
   BudgetOutcome out;
 
-  // Everything the child needs is prepared before fork(): after it, only async-signal-safe calls.
-  std::vector<char*> argv, envp;
-  for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : c.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
   const int out_fd = open_or_throw(c.stdout_file, O_WRONLY | O_CREAT | O_APPEND, "transcript file");
   const int err_fd = open_or_throw(c.stderr_file, O_WRONLY | O_CREAT | O_APPEND, "transcript file");
   const int in_fd = open_or_throw(c.stdin_file.empty() ? fs::path("/dev/null") : c.stdin_file, O_RDONLY, "stdin file");
-  const std::string cwd = c.cwd.string();
+  SpawnOptions o;
+  o.argv = c.argv;
+  o.env = &c.env;
+  o.cwd = c.cwd;
+  o.stdin_fd = in_fd;
+  o.stdout_fd = out_fd;
+  o.stderr_fd = err_fd;
+  // Own process group: a Ctrl-C on kbench's terminal reaches kbench, which ends the agent in
+  // order, rather than the agent directly. PDEATHSIG: if kbench dies, so does the command (and
+  // with bubblewrap's --die-with-parent, the whole sandbox). The signals kbench handles while the
+  // command runs are the command's to take as usual.
+  o.new_process_group = true;
+  o.death_signal = SIGKILL;
+  o.default_signals.assign(std::begin(kInterruptSignals), std::end(kInterruptSignals));
+  o.default_signals.push_back(SIGPIPE);
+  o.exec_error = "kbench: cannot run the agent command ";
 
   std::set<pid_t> before = children(getpid());
   SubreaperScope subreaper;
   InterruptHandlers handlers;
-  const pid_t parent = getpid();
   const auto start = Clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
+  pid_t pid;
+  try {
+    pid = spawn(o);
+  } catch (...) {
     close(out_fd), close(err_fd), close(in_fd);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    // Own process group: a Ctrl-C on kbench's terminal reaches kbench, which ends the agent in
-    // order, rather than the agent directly. PDEATHSIG: if kbench dies, so does the command (and
-    // with bubblewrap's --die-with-parent, the whole sandbox).
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);
-    for (int sig : kInterruptSignals) signal(sig, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    dup2(in_fd, STDIN_FILENO);
-    dup2(out_fd, STDOUT_FILENO);
-    dup2(err_fd, STDERR_FILENO);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
-      const char msg[] = "kbench: cannot enter the working directory\n";
-      (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
-      _exit(127);
-    }
-    execvpe(argv[0], argv.data(), envp.data());
-    const char* err = std::strerror(errno);
-    const char msg[] = "kbench: cannot run the agent command ";
-    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)!write(STDERR_FILENO, argv[0], std::strlen(argv[0]));
-    (void)!write(STDERR_FILENO, ": ", 2);
-    (void)!write(STDERR_FILENO, err, std::strlen(err));
-    (void)!write(STDERR_FILENO, "\n", 1);
-    _exit(127);
+    throw;
   }
   close(out_fd);
   close(err_fd);

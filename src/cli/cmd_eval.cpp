@@ -16,7 +16,7 @@
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
 #include "store/atomic_file.h"
-#include "sweep/gpu_lock.h"
+#include "core/gpu_lock.h"
 #include "target/ceilings.h"
 #include "target/target.h"
 
@@ -123,7 +123,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   o.work_dir = c.out;
   const bool tty = stderr_is_terminal();
   if (!g.json) o.progress = [tty](const std::string& s) { std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n"; };
-  // In a sweep with several agents per GPU, the GPU's lock (sweep/gpu_lock.h) for the whole job.
+  // In a sweep with several agents per GPU, the GPU's lock (core/gpu_lock.h) for the whole job.
   const auto gpu_lock = gpu_lock_from_environment("kbench " + mode);
   EvalResult r = evaluate(p, c.solution, o);
   const auto j = to_json(r, true);

@@ -9,6 +9,7 @@
 #include "agent/workspace.h"
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
+#include "core/self_executable.h"
 #include "target/target.h"
 
 namespace kb::cli {
@@ -43,7 +44,7 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   o.private_dir = c.private_dir.empty() ? fs::path(dir.string() + ".kbench") : fs::absolute(c.private_dir).lexically_normal();
   o.target = target->name();
   o.device = target->open_device()->description();
-  o.kbench_binary = fs::read_symlink("/proc/self/exe");
+  o.kbench_binary = self_executable();
   o.hardware_dir = g.hardware_dir;
   o.budget = budget;
   Workspace w;

@@ -11,6 +11,7 @@
 
 #include "cli/app.h"
 #include "cli/sweep_commands.h"
+#include "core/self_executable.h"
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "sweep/cells.h"
@@ -150,7 +151,7 @@ int run_sweep_command(SweepCommand& c, GlobalOptions& g) {
                                                           : SweepProgress::Mode::lines;
   SweepProgress progress(mode, db, s.name, std::cout, std::cerr);
   SweepRunOptions o;
-  o.kbench_binary = fs::read_symlink("/proc/self/exe");
+  o.kbench_binary = self_executable();
   o.problems_dir = fs::absolute(g.problems_dir);
   o.hardware_dir = fs::absolute(g.hardware_dir);
   o.on_event = [&](const SweepEvent& e) { progress.event(e); };

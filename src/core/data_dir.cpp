@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/self_executable.h"
 #include "core/version.h"
 
 namespace kb {
@@ -9,7 +10,7 @@ namespace fs = std::filesystem;
 
 fs::path installed_data_dir() {
   std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path exe = self_executable(ec);
   if (ec) return {};
   // <prefix>/bin/kbench -> <prefix>/share/kbench. problems/ is the marker: a build tree's folder
   // (build/kbench) has no ../share/kbench, so a build keeps reading its source tree.

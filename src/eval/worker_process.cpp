@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,13 +13,12 @@
 #include <vector>
 
 #include "core/bwrap.h"
+#include "core/self_executable.h"
 #include "core/subprocess.h"
 #include "eval/worker_sandbox.h"
 
 namespace kb {
 namespace fs = std::filesystem;
-
-fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
 
 WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
                              bool isolate)
@@ -36,7 +34,6 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   if (isolate) layout = worker_sandbox_layout(a, &inside);
   std::vector<std::string> argv = {exe, "__worker", "--target", inside.target, "--problem-dir", inside.problem_dir.string(),
                                    "--library", inside.library.string(), "--shape", std::to_string(inside.shape)};
-  // bwrap itself starts with PATH alone: kbench's environment (keys) stays in this process.
   std::vector<std::string> env;
   if (isolate) {
     argv = bwrap_command(layout, argv);
@@ -46,40 +43,34 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
     const char* path = std::getenv("PATH");
     env.push_back(std::string("PATH=") + (path ? path : "/usr/bin:/bin"));
   }
-  const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
-  if (pid_ == 0) {
-    // Dies with kbench, however kbench ends (Ctrl-C, SIGTERM, SIGKILL): the signal is kept
-    // across exec, and bwrap passes it on to everything in the sandbox (--die-with-parent and its
-    // PID namespace). The check after it closes the race with a parent that died before it.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);
-    setpgid(0, 0);  // its own group: a timeout kills whatever the solution may have forked
-    int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (logfd < 0 || devnull < 0) _exit(126);
-    dup2(devnull, STDIN_FILENO);
-    dup2(logfd, STDOUT_FILENO);
-    dup2(logfd, STDERR_FILENO);
-    // Move the ends out of the way first (a pipe end may already sit on fd 3 or 4, where dup2
-    // would be a no-op that keeps O_CLOEXEC), then onto 3 and 4; dup2 clears O_CLOEXEC there and
-    // every other descriptor closes at exec.
-    int in = fcntl(req[0], F_DUPFD_CLOEXEC, 10), out = fcntl(rep[1], F_DUPFD_CLOEXEC, 10);
-    if (in < 0 || out < 0 || dup2(in, kWorkerRequestFd) < 0 || dup2(out, kWorkerReplyFd) < 0) _exit(126);
-    std::vector<char*> args;
-    for (auto& s : argv) args.push_back(s.data());
-    args.push_back(nullptr);
-    if (isolate) {
-      std::vector<char*> envp;
-      for (auto& s : env) envp.push_back(s.data());
-      envp.push_back(nullptr);
-      execve(argv[0].c_str(), args.data(), envp.data());
-    } else {
-      execv(exe.c_str(), args.data());
-    }
-    _exit(127);
+  // The solution's stdout and stderr go to the log; the channel's ends onto the fds the worker
+  // looks for (protocol/channel.h); every other descriptor closes at exec.
+  const int logfd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (logfd < 0) {
+    const int err = errno;
+    for (int fd : {req[0], req[1], rep[0], rep[1]}) close(fd);
+    throw std::runtime_error("cannot write the worker's log " + log.string() + ": " + strerror(err));
   }
+  SpawnOptions o;
+  o.argv = argv;
+  o.search_path = false;
+  // bwrap itself starts with PATH alone: kbench's environment (keys) stays in this process.
+  if (isolate) o.env = &env;
+  o.stdout_fd = o.stderr_fd = logfd;
+  o.fds = {{req[0], kWorkerRequestFd}, {rep[1], kWorkerReplyFd}};
+  // Dies with kbench, however kbench ends (Ctrl-C, SIGTERM, SIGKILL): the signal is kept across
+  // exec, and bwrap passes it on to everything in the sandbox (--die-with-parent and its PID
+  // namespace). Its own group: a timeout kills whatever the solution may have forked.
+  o.death_signal = SIGKILL;
+  o.new_process_group = true;
+  try {
+    pid_ = spawn(o);
+  } catch (...) {
+    close(logfd);
+    for (int fd : {req[0], req[1], rep[0], rep[1]}) close(fd);
+    throw;
+  }
+  close(logfd);
   close(req[0]);
   close(rep[1]);
   to_worker_ = req[1];
@@ -115,22 +106,19 @@ void WorkerProcess::kill_now() {
   if (pid_ <= 0) return;
   kill(-pid_, SIGKILL);
   kill(pid_, SIGKILL);
-  int st;
-  while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-  }
+  reap(pid_);
   pid_ = -1;
 }
 
 void WorkerProcess::died(const std::string& during) {
-  int st = 0;
-  pid_t r;
-  while ((r = waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
-  }
+  const std::optional<int> status = reap(pid_);
+  const int st = status.value_or(0);
+  const bool r = status.has_value();  // reaped, with a status
   pid_ = -1;
   // bwrap reports a command killed by signal N as exit code 128 + N.
-  int signal_no = r > 0 && WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-  if (isolated_ && r > 0 && WIFEXITED(st) && WEXITSTATUS(st) > 128) signal_no = WEXITSTATUS(st) - 128;
-  std::string how = r <= 0     ? "unknown status"
+  int signal_no = r && WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  if (isolated_ && r && WIFEXITED(st) && WEXITSTATUS(st) > 128) signal_no = WEXITSTATUS(st) - 128;
+  std::string how = !r         ? "unknown status"
                     : signal_no ? "signal " + std::to_string(signal_no) + " (" + strsignal(signal_no) + ")"
                                 : describe_exit(st);
   std::string tail = log_tail();
@@ -140,7 +128,7 @@ void WorkerProcess::died(const std::string& during) {
                                        "process, signal another process, or make memory writable and executable, "
                                        "none of which a kernel needs (docs/threat-model.md)" +
                                        (tail.empty() ? "" : "; its last output:\n" + tail));
-  if (isolated_ && r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && tail.find("bwrap: ") != std::string::npos)
+  if (isolated_ && r && WIFEXITED(st) && WEXITSTATUS(st) == 1 && tail.find("bwrap: ") != std::string::npos)
     throw WorkerFailure("error", "the worker's sandbox could not be made (bwrap): " + tail);
   throw WorkerFailure("crash", "the worker died during " + during + " (" + how + ")" +
                                    (tail.empty() ? "" : "; its last output:\n" + tail));
@@ -183,10 +171,9 @@ void WorkerProcess::finish(std::chrono::milliseconds timeout) {
   } catch (const WorkerFailure&) {
     return;  // already reaped or killed
   }
-  int st;
   // Give it a moment to exit on its own, then make sure.
   for (int i = 0; i < 100; ++i) {
-    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    if (reap(pid_, /*wait=*/false)) {
       pid_ = -1;
       return;
     }

@@ -11,7 +11,7 @@
 
 #include "protocol/channel.h"
 #include "protocol/messages.h"
-#include "worker/worker.h"
+#include "protocol/worker_args.h"
 
 namespace kb {
 
@@ -74,8 +74,5 @@ class WorkerProcess {
   ChannelAuth auth_;
   uint64_t max_payload_ = 64ull << 30;
 };
-
-// Path of the running kbench executable (the worker is the same binary).
-std::filesystem::path self_executable();
 
 }  // namespace kb

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/self_executable.h"
 #include "eval/worker_process.h"
 
 extern char** environ;

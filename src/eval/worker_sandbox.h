@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/bwrap.h"
-#include "worker/worker.h"
+#include "protocol/worker_args.h"
 
 namespace kb {
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,7 +53,7 @@ LocalExecutor::LocalExecutor(LocalSlots slots) : slots_(std::move(slots)) {
 LocalExecutor::~LocalExecutor() {
   // Children left (an exception unwound the sweep): stopped, so that none outlives it.
   stop_all();
-  for (auto& [pid, c] : children_) waitpid(pid, nullptr, 0);
+  for (auto& [pid, c] : children_) reap(pid);
 }
 
 std::string LocalExecutor::slot_name(size_t slot) const {
@@ -84,14 +83,10 @@ std::string LocalExecutor::start(const CellLaunch& l) {
   const int cap = slots_.gpus.empty() ? std::max(1, slots_.host_concurrency) : slots_.per_gpu;
   if (used_[slot] >= cap) throw std::runtime_error("local executor: no free slot");
 
-  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env.emplace_back(*e);
   if (!slots_.gpus.empty()) env.push_back("CUDA_VISIBLE_DEVICES=" + slots_.gpus[slot]);
-  std::vector<char*> envp, argv;
-  for (auto& s : env) envp.push_back(s.data());
-  envp.push_back(nullptr);
   std::vector<std::string> args = l.argv;
   if (!slots_.gpus.empty() && slots_.per_gpu > 1) {
     // Agents share this GPU: its lock keeps their checks, benchmarks and evaluations apart.
@@ -100,33 +95,25 @@ std::string LocalExecutor::start(const CellLaunch& l) {
     if (!fs::exists(lock)) std::ofstream(lock).flush();
     args.insert(args.end(), {"--gpu-lock", lock.string()});
   }
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
   fs::create_directories(l.log.parent_path());
   const int log = ::open(l.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", l.log.string(), std::strerror(errno)));
-  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
+  SpawnOptions o;
+  o.argv = std::move(args);
+  o.env = &env;
+  o.search_path = false;
+  o.stdout_fd = o.stderr_fd = log;
+  o.new_process_group = true;  // the sweep forwards signals itself; a terminal's Ctrl-C reaches the sweep only
+  o.death_signal = SIGTERM;
+  o.exec_error = "kbench sweep: cannot execute the kbench binary ";
+  pid_t pid;
+  try {
+    pid = spawn(o);
+  } catch (...) {
     ::close(log);
-    ::close(devnull);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);  // the sweep forwards signals itself; a terminal's Ctrl-C reaches the sweep only
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);  // the sweep died between fork and prctl
-    dup2(devnull, 0);
-    dup2(log, 1);
-    dup2(log, 2);
-    execve(argv[0], argv.data(), envp.data());
-    const char msg[] = "kbench sweep: cannot execute the kbench binary\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(127);
+    throw;
   }
   ::close(log);
-  ::close(devnull);
   ++used_[slot];
   children_[pid] = Child{l.cell, slot, l.log};
   return slot_name(slot);

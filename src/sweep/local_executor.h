@@ -22,7 +22,7 @@ struct LocalSlots {
   std::vector<std::string> gpus;  // CUDA_VISIBLE_DEVICES values; empty: the host target
   int per_gpu = 1;                // cells per GPU
   int host_concurrency = 1;       // host target: cells at once
-  std::filesystem::path lock_dir; // per_gpu > 1: where each GPU's lock file is (sweep/gpu_lock.h)
+  std::filesystem::path lock_dir; // per_gpu > 1: where each GPU's lock file is (core/gpu_lock.h)
 };
 
 // The GPUs a cuda sweep uses: `requested` when given, else CUDA_VISIBLE_DEVICES's entries, else

@@ -15,6 +15,7 @@
 #include "agent/gateway/gateway.h"
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
+#include "core/self_executable.h"
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "store/run_dir.h"
@@ -368,7 +369,7 @@ void check_sweep_runnable(const SweepSpec& s, const std::vector<Problem>& deck) 
       ao.command = e.command;
       ao.agent_bin = e.agent_bin;
       ao.read_only = {e.ro_bind.begin(), e.ro_bind.end()};
-      ao.kbench_binary = fs::read_symlink("/proc/self/exe");
+      ao.kbench_binary = self_executable();
       (void)make_adapter(e.agent, ao);
     } catch (const std::invalid_argument& ex) {
       throw SweepError(fmt::format("{}: agent: {}", key, ex.what()));

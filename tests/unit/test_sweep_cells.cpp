@@ -14,7 +14,7 @@
 #include "store/results_db.h"
 #include "store/run_dir.h"
 #include "sweep/cells.h"
-#include "sweep/gpu_lock.h"
+#include "core/gpu_lock.h"
 #include "sweep/slurm_executor.h"
 #include "sweep/sweep_spec.h"
 

@@ -35,6 +35,7 @@
 #include "target/cuda/cuda_ceilings_kernels.h"
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_device.h"
+#include "target/cuda/cuda_raii.h"
 
 namespace kb {
 namespace {
@@ -155,66 +156,9 @@ class NotOnThisGpu : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// ------------------------------------------------------------------------------------------------
-// RAII owners. Destructors ignore errors: after a sticky error nothing can be freed anyway.
-
-class DeviceBuffer {
- public:
-  DeviceBuffer(size_t bytes, const char* what) : bytes_(bytes) {
-    const cudaError_t e = cudaMalloc(&p_, bytes);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();  // an allocation failure is not sticky; clear it for the next key
-      p_ = nullptr;
-      size_t free_b = 0, total_b = 0;
-      (void)cudaMemGetInfo(&free_b, &total_b);
-      (void)cudaGetLastError();
-      throw std::runtime_error(fmt::format("cudaMalloc of {} MiB for {} failed with {} ({} of {} MiB free)",
-                                           bytes / kMiB, what, cudaGetErrorName(e), free_b / kMiB, total_b / kMiB));
-    }
-  }
-  ~DeviceBuffer() {
-    if (p_) (void)cudaFree(p_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
-
-class Stream {
- public:
-  Stream() { KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (s_) (void)cudaStreamDestroy(s_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Events {
- public:
-  explicit Events(size_t n) : e_(n, nullptr) {
-    for (auto& e : e_) KB_CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~Events() {
-    for (auto e : e_)
-      if (e) (void)cudaEventDestroy(e);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t operator[](size_t i) const { return e_[i]; }
-
- private:
-  std::vector<cudaEvent_t> e_;
-};
+using cuda::DeviceBuffer;
+using cuda::Events;
+using cuda::Stream;
 
 // Runs `enqueue` (which enqueues one run on `stream` and throws on a launch error) `warmups` times
 // untimed, then `reps` times between events; returns the shortest timed run in seconds.

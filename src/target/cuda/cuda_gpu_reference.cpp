@@ -9,25 +9,20 @@
 #include "deck/gpu_reference.h"
 #include "deck/problem.h"
 #include "target/cuda/cuda_check.h"
+#include "target/cuda/cuda_raii.h"
 
 namespace kb {
 namespace {
 
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) { KB_CUDA_CHECK(cudaMalloc(&ptr, bytes ? bytes : 1)); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { cudaFree(ptr); }
-};
+using cuda::DeviceBuffer;
 
 std::vector<std::unique_ptr<DeviceBuffer>> upload(const std::vector<HostTensor>& ts, std::vector<const void*>& ptrs,
                                                   cudaStream_t s) {
   std::vector<std::unique_ptr<DeviceBuffer>> bufs;
   for (const auto& t : ts) {
-    bufs.push_back(std::make_unique<DeviceBuffer>(t.bytes.size()));
-    KB_CUDA_CHECK(cudaMemcpyAsync(bufs.back()->ptr, t.data(), t.bytes.size(), cudaMemcpyHostToDevice, s));
-    ptrs.push_back(bufs.back()->ptr);
+    bufs.push_back(std::make_unique<DeviceBuffer>(t.bytes.size(), "a GPU reference's input"));
+    KB_CUDA_CHECK(cudaMemcpyAsync(bufs.back()->get(), t.data(), t.bytes.size(), cudaMemcpyHostToDevice, s));
+    ptrs.push_back(bufs.back()->get());
   }
   return bufs;
 }
@@ -38,12 +33,8 @@ bool run_cuda_gpu_reference(const Problem& p, const ShapeCase& shape, const std:
                             const std::vector<HostTensor>& weights, std::vector<std::vector<double>>& expected) {
   GpuReferenceFn fn = find_gpu_reference(p.name);
   if (!fn) return false;
-  cudaStream_t s = nullptr;
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{s};
+  const cuda::Stream stream;
+  const cudaStream_t s = stream.get();
   std::vector<const void*> in_ptrs, w_ptrs;
   auto in_bufs = upload(inputs, in_ptrs, s);
   auto w_bufs = upload(weights, w_ptrs, s);
@@ -51,11 +42,11 @@ bool run_cuda_gpu_reference(const Problem& p, const ShapeCase& shape, const std:
   std::vector<double*> out_ptrs;
   std::vector<int64_t> numel;
   for (auto& e : expected) {
-    out_bufs.push_back(std::make_unique<DeviceBuffer>(e.size() * sizeof(double)));
-    out_ptrs.push_back(static_cast<double*>(out_bufs.back()->ptr));
+    out_bufs.push_back(std::make_unique<DeviceBuffer>(e.size() * sizeof(double), "a GPU reference's output"));
+    out_ptrs.push_back(static_cast<double*>(out_bufs.back()->get()));
     numel.push_back(static_cast<int64_t>(e.size()));
     // All-ones bytes are a NaN in double: whatever the reference leaves unwritten stays NaN.
-    KB_CUDA_CHECK(cudaMemsetAsync(out_bufs.back()->ptr, 0xFF, e.size() * sizeof(double), s));
+    KB_CUDA_CHECK(cudaMemsetAsync(out_bufs.back()->get(), 0xFF, e.size() * sizeof(double), s));
   }
   std::vector<const char*> names;
   for (const auto& d : p.dims) names.push_back(d.c_str());

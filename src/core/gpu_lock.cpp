@@ -1,4 +1,4 @@
-#include "sweep/gpu_lock.h"
+#include "core/gpu_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,0 +1,43 @@
+# The layering of DESIGN.md, checked at build time (CMakeLists.txt, kbench_check_layering): every
+# file of layer LAYER may include the headers of the layers in ALLOWED (its own, the public
+# include/kbench, and non-kbench headers always). An include of another layer's header fails the
+# build, naming the file, the line, the header and what the layer may include.
+#   cmake -DLAYER=core -DALLOWED=a|b -DLAYERS=core|deck|... -DFILES=f1|f2 -DSOURCE_DIR=... [-DSTAMP=file]
+#         -P CheckLayering.cmake
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "|" ";" allowed "${ALLOWED}")
+string(REPLACE "|" ";" layers "${LAYERS}")
+string(REPLACE "|" ";" files "${FILES}")
+list(APPEND allowed ${LAYER})
+set(problems)
+foreach(f ${files})
+  file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  file(READ "${f}" content)
+  foreach(line ${lines})
+    if(NOT line MATCHES "#[ \t]*include[ \t]*\"([A-Za-z0-9_]+)/([^\"]*)\"")
+      continue()
+    endif()
+    set(dir "${CMAKE_MATCH_1}")
+    set(header "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
+    if(NOT dir IN_LIST layers OR dir IN_LIST allowed)
+      continue()
+    endif()
+    string(FIND "${content}" "${line}" at)
+    string(SUBSTRING "${content}" 0 ${at} before)
+    string(REGEX MATCHALL "\n" newlines "${before}")
+    list(LENGTH newlines number)
+    math(EXPR number "${number} + 1")
+    file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+    string(REPLACE ";" ", " may "${allowed}")
+    list(APPEND problems "${rel}:${number}: layer '${LAYER}' includes \"${header}\" of layer '${dir}', while it may include only the headers of: ${may} (the layering is the table in CMakeLists.txt, DESIGN.md explains it)")
+  endforeach()
+endforeach()
+if(problems)
+  string(REPLACE ";" "\n" text "${problems}")
+  # Printed as is (a FATAL_ERROR's text is re-wrapped), one line per include.
+  message("${text}")
+  message(FATAL_ERROR "include against the layering (above)")
+endif()
+if(STAMP)
+  file(TOUCH "${STAMP}")
+endif()
