@@ -18,10 +18,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "deck/comparator.h"
 #include "deck/registry.h"
-#include "eval/comparator.h"
 #include "protocol/poison.h"
-#include "eval/result.h"
 
 namespace {
 

@@ -11,28 +11,9 @@
 #include "core/tensor.h"
 #include "deck/problem.h"
 #include "verdict/finding.h"
+#include "verdict/output_verdict.h"
 
 namespace kb {
-
-struct ElementError {
-  int64_t index = 0;
-  std::vector<int64_t> coords;
-  double expected = 0, got = 0;
-  double abs_err = 0, rel_err = 0, ulp_err = 0;
-  double excess = 0;  // error / allowed error (> 1 fails); +inf for NaN/unwritten
-};
-
-struct OutputVerdict {
-  std::string output;
-  bool pass = true;
-  Reason failure = Reason::none;  // none | unwritten | nan | mismatch | rel_l2 (| comparator)
-  int64_t checked = 0;        // elements compared
-  int64_t failed = 0;         // elementwise failures (unwritten included)
-  int64_t unwritten = 0;      // elements still holding the poison
-  double max_abs_err = 0, max_rel_err = 0, max_ulp_err = 0, rel_l2 = 0;
-  std::vector<ElementError> worst;  // up to 5, worst first
-  std::string message;        // human explanation when failing
-};
 
 // `expected` holds one value per element (NaN where the oracle did not compute, when `rows` is
 // non-empty: only those rows are checked). `got` is what the solution wrote.

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <thread>
 
+#include "core/gpu_lock.h"
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "store/run_dir.h"
 #include "sweep/cells.h"
-#include "core/gpu_lock.h"
 #include "sweep/slurm_executor.h"
 #include "sweep/sweep_spec.h"
 
