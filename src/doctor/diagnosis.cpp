@@ -24,6 +24,7 @@ constexpr unsigned long long kClocksEventIdle = 0x1;
 
 std::string found_at(const Tool& t) {
   std::string s = t.version.empty() ? t.path : t.version + " (" + t.path + ")";
+  if (t.version.empty() && !t.note.empty()) s += " (" + t.note + ")";
   return s.empty() ? "found" : s;
 }
 

@@ -1,5 +1,7 @@
 #include "doctor/probe.h"
 
+#include <fmt/format.h>
+
 #include <link.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -91,8 +93,9 @@ Tool program(const std::string& name_or_path, const std::vector<std::string>& ar
     const CommandResult r = run_command(argv, kVersionTimeout);
     t.version = needle.empty() ? first_line(r.output) : line_with(r.output, needle);
     if (r.exit_code != 0) {
-      t.found = false;
-      t.note = p.string() + " --version failed: " + (r.timed_out ? std::string("timed out") : first_line(r.output));
+      // There, but it did not say its version (Slurm's tools without a reachable controller).
+      t.version.clear();
+      t.note = fmt::format("{} failed: {}", args.front(), r.timed_out ? std::string("timed out") : first_line(r.output));
     }
   }
   return t;
@@ -102,7 +105,7 @@ Tool probe_cxx() {
   const char* env = std::getenv("KBENCH_HOST_CXX");
   const std::string cxx = env && *env ? env : "g++";
   Tool t = program(cxx, {"-dumpfullversion"});
-  if (t.found) t.version = fs::path(cxx).filename().string() + " " + t.version;
+  if (t.found && !t.version.empty()) t.version = fs::path(cxx).filename().string() + " " + t.version;
   return t;
 }
 
