@@ -32,9 +32,13 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   std::chrono::milliseconds budget{};
   try {
     target = make_target(c.target);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target ") + c.target + ": " + e.what());
+  }
+  try {
     budget = parse_duration(c.budget);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    throw UsageError(std::string("--budget: ") + e.what());
   }
   const fs::path dir = fs::absolute(c.dir).lexically_normal();
   WorkspaceOptions o;
