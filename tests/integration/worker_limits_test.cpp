@@ -67,7 +67,9 @@ TEST(WorkerLimits, EachCapCatchesItsSolutionWithItsOwnVerdict) {
     std::error_code ec;
     const uint64_t limit = c.args.empty() ? 64ull << 20 : 1ull << 20;
     for (const auto& e : fs::directory_iterator(out, ec))
-      if (e.path().extension() == ".log") EXPECT_LE(fs::file_size(e.path()), limit) << e.path();
+      if (e.path().extension() == ".log") {
+        EXPECT_LE(fs::file_size(e.path()), limit) << e.path();
+      }
     fs::remove_all(out);
   }
 }
@@ -97,7 +99,7 @@ TEST(WorkerLimits, ExplicitLimitsThatFitLetAnHonestSolutionPass) {
   fs::remove_all(out);
 }
 
-TEST(WorkerLimits, TheSameMemoryHogPassesTheCapOnlyByRaisingIt) {
+TEST(WorkerLimits, ARaisedLimitStillBelowTheAskKeepsTheVerdictAndNamesTheLimit) {
   // The message says how to raise the cap, and a raised cap that is still below the ask keeps the verdict.
   const fs::path out = scratch("raised");
   const auto r = kbench({"check", "softmax", solution("bad-host-memory-hog"), "--target", "host", "--json", "--out",
