@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
 
 WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
-                             bool isolate)
-    : log_(log), isolated_(isolate) {
+                             bool isolate, const WorkerLimits& limits)
+    : log_(log), isolated_(isolate), limits_(limits) {
   // A worker that dies mid-write must not kill the parent with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   int req[2], rep[2];
@@ -62,6 +62,9 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
     dup2(devnull, STDIN_FILENO);
     dup2(logfd, STDOUT_FILENO);
     dup2(logfd, STDERR_FILENO);
+    // The caps hold from here on, for bwrap and the worker alike (soft and hard: the solution
+    // cannot raise them). The log is the worker's only file, so RLIMIT_FSIZE caps it alone.
+    if (!apply_worker_limits(limits)) _exit(125);
     // Move the ends out of the way first (a pipe end may already sit on fd 3 or 4, where dup2
     // would be a no-op that keeps O_CLOEXEC), then onto 3 and 4; dup2 clears O_CLOEXEC there and
     // every other descriptor closes at exec.
@@ -93,9 +96,16 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   } catch (const ChannelClosed&) {
     died("start-up");
   }
-  if (!ready.header.value("ready", false)) {
-    std::string err = ready.header.value("error", std::string("unknown error"));
+  // Before the key is handed over anyone in the worker's process may write this frame (a
+  // solution's static constructor): its fields are read by type, never trusted to have one.
+  const auto field = [&](const char* name) { return ready.header.is_object() ? ready.header.find(name) : ready.header.end(); };
+  const auto ok = field("ready"), error = field("error"), oom = field("out_of_memory");
+  if (ok == ready.header.end() || !ok->is_boolean() || !ok->get<bool>()) {
+    std::string err = error != ready.header.end() && error->is_string() ? error->get<std::string>()
+                                                                         : "the worker's start-up reply is malformed";
     kill_now();
+    if (oom != ready.header.end() && oom->is_boolean() && oom->get<bool>())
+      throw WorkerFailure("out_of_memory", out_of_memory_message(err));
     throw WorkerFailure("error", err);
   }
 }
@@ -129,6 +139,16 @@ void WorkerProcess::died(const std::string& during) {
                     : signal_no ? "signal " + std::to_string(signal_no) + " (" + strsignal(signal_no) + ")"
                                 : describe_exit(st);
   std::string tail = log_tail();
+  if (signal_no == SIGXFSZ || (limits_.log_bytes > 0 && log_full()))
+    throw WorkerFailure("log_limit", "the solution wrote more than the log limit of " + byte_size_text(limits_.log_bytes) +
+                                         " to its stdout/stderr during " + during +
+                                         " and was stopped there (--log-limit raises it)" +
+                                         (tail.empty() ? "" : "; its last output:\n" + tail));
+  // An allocation that failed at the limit in a place that cannot throw (a thread, a noexcept
+  // function) ends in std::terminate, which names the exception in the log.
+  if (limits_.memory_bytes > 0 && tail.find("std::bad_alloc") != std::string::npos)
+    throw WorkerFailure("out_of_memory", out_of_memory_message("the worker died during " + during + " (" + how +
+                                                                   "); its last output:\n" + tail));
   if (signal_no == SIGSYS)
     throw WorkerFailure("sandbox", "the worker was killed by its system-call filter (SIGSYS) during " + during +
                                        ": the solution tried to start a process or program, trace or read another "
@@ -153,7 +173,14 @@ Message WorkerProcess::request(const nlohmann::json& req, std::chrono::milliseco
       kill_now();
       throw WorkerFailure("forged", std::string(e.what()) + " (reply to '" + op + "'); the worker was killed");
     }
-    if (m.header.contains("error")) throw WorkerFailure("error", m.header["error"].get<std::string>());
+    if (m.header.contains("error")) {
+      const auto& e = m.header["error"];
+      const std::string err = e.is_string() ? e.get<std::string>() : e.dump();
+      const auto oom = m.header.find("out_of_memory");
+      if (oom != m.header.end() && oom->is_boolean() && oom->get<bool>())
+        throw WorkerFailure("out_of_memory", out_of_memory_message(err));
+      throw WorkerFailure("error", err);
+    }
     return m;
   } catch (const ChannelTimeout&) {
     kill_now();
@@ -188,6 +215,19 @@ void WorkerProcess::finish(std::chrono::milliseconds timeout) {
     usleep(10000);
   }
   kill_now();
+}
+
+bool WorkerProcess::log_full() const {
+  std::error_code ec;
+  const auto size = fs::file_size(log_, ec);
+  return !ec && limits_.log_bytes > 0 && size >= limits_.log_bytes;
+}
+
+std::string WorkerProcess::out_of_memory_message(const std::string& what) const {
+  const std::string limit = limits_.memory_bytes > 0 ? "the worker's memory limit of " + byte_size_text(limits_.memory_bytes)
+                                                     : "the machine's memory";
+  return "an allocation failed at " + limit + " (" + what +
+         "): the solution's buffers and kbench's own for this shape did not fit (--memory-limit raises it)";
 }
 
 std::string WorkerProcess::log_tail(size_t max_lines) const {

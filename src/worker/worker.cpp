@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
+#include <new>
+
 #include <cstdio>
 
 #include <algorithm>
@@ -119,13 +122,17 @@ class Worker {
     for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
     kb_problem p{problem_.name.c_str(), static_cast<int>(dim_names_.size()), dim_names_.data(), shape_.dims.data(),
                  weight_views_.data(), static_cast<int>(weight_views_.size())};
+    errno = 0;
     int rc = setup_(&p, &state_);
+    // A kb_setup that fails with errno ENOMEM most likely met the worker's memory limit
+    // (eval/worker_limits.h); the parent names it (a solution gains nothing by faking it: a fail).
+    const bool enomem = rc != 0 && errno == ENOMEM;
     device_->synchronize();
     state_set_ = rc == 0;
     // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
     // the runtime's initialisation, before the first kb_run.
     if (req.value("sandbox", true)) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
-    reply({{"rc", rc}});
+    reply({{"rc", rc}, {"enomem", enomem}});
   }
 
   TensorList allocate(const std::vector<TensorSpec>& specs) {
@@ -490,7 +497,9 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}});
+      // std::bad_alloc: an allocation failed at the worker's memory limit (eval/worker_limits.h).
+      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      send_message(kWorkerReplyFd, {{"ready", false}, {"error", e.what()}, {"out_of_memory", oom}});
     } catch (...) {
     }
     return 3;
@@ -505,7 +514,8 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      w->reply({{"error", e.what()}});
+      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      w->reply({{"error", e.what()}, {"out_of_memory", oom}});
     } catch (...) {
     }
     return 3;
