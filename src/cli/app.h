@@ -46,6 +46,7 @@ void register_dump_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_agent_loop_command(CLI::App& app, int& exit_code);
 void register_results_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_site_command(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_doctor_command(CLI::App& app, int& exit_code);
 // Walks `app` (every command registered before it) when run: register it last.
 void register_completion_command(CLI::App& app, int& exit_code);
 

@@ -37,6 +37,7 @@ struct EvalCommand {
   bool in_agent_sandbox = false;
   bool samples = false;
   bool force = false;
+  uint64_t memory_limit = 0;  // --memory-limit; 0: not given (the default follows the shape)
   EvalOptions options;
 };
 
@@ -79,6 +80,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
                                                                                                                : "solution.cpp or solution.cu"));
   }
   EvalOptions& o = c.options;
+  if (c.memory_limit > 0) o.memory_limit_bytes = c.memory_limit;
   // The re-checked timed calls are drawn from the samples: fewer samples than re-checks would leave
   // the worker unable to re-check what the parent asked for (and fail an honest solution).
   if (mode != "check" && o.timing.max_samples < static_cast<size_t>(o.timing.rechecks))
@@ -153,6 +155,13 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
                   "Seconds one call may take before the worker is killed (default: from the shape's size and the "
                   "baseline's time, at least 5 s; docs/evaluation.md)")
       ->transform(seconds_as_ms(0.001, 86400));
+  cmd->add_option("--log-limit", c->options.log_limit_bytes,
+                  "Most the solution may write to its stdout/stderr log; more fails it as log_limit (default 64M)")
+      ->transform(bytes_in(1ull << 10, 1ull << 40));
+  cmd->add_option("--memory-limit", c->memory_limit,
+                  "The worker's data memory; an allocation beyond it fails the solution as out_of_memory (default on "
+                  "host: 8x the shape's tensors + 4G, at most 3/4 of the machine's memory; none on cuda)")
+      ->transform(bytes_in(64ull << 20, 1ull << 50));
   cmd->add_flag("--all-shapes", c->options.all_shapes,
                 "Judge every shape even after one has failed (by default the verdict is given at the first failure)");
   if (mode != "bench") {

@@ -33,9 +33,13 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   std::chrono::milliseconds budget{};
   try {
     target = make_target(c.target);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--target ") + c.target + ": " + e.what());
+  }
+  try {
     budget = parse_duration(c.budget);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    throw UsageError(std::string("--budget: ") + e.what());
   }
   const fs::path dir = fs::absolute(c.dir).lexically_normal();
   WorkspaceOptions o;
@@ -52,6 +56,10 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
     w = prepare_workspace(p, o);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  } catch (const fs::filesystem_error& e) {
+    // DIR (or --private-dir) under a file, unwritable, on a full disk: the request's path, not kbench.
+    throw UsageError(fmt::format("cannot make the workspace at {}: {} ({})", e.path1().string(), e.code().message(),
+                                 e.path1() == dir ? "DIR" : "its private folder, --private-dir"));
   }
   if (g.json) {
     json files = json::array();

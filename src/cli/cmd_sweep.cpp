@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "cli/option_checks.h"
 #include "cli/sweep_commands.h"
 #include "core/self_executable.h"
 #include "deck/problem.h"
@@ -220,13 +221,13 @@ void register_sweep_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--models", c->o.models, "Models")->delimiter(',');
   cmd->add_option("--problem", c->o.problems, "Problem names (repeatable or comma-separated), or all (--problems is the deck folder)")->delimiter(',');
   cmd->add_option("--level", c->o.level, "Every problem of this level");
-  cmd->add_option("--trials", c->o.trials, "Trials per entrant and problem");
+  cmd->add_option("--trials", c->o.trials, "Trials per entrant and problem")->check(whole_in(1, 10000, "trials"));
   cmd->add_option("--budget", c->o.budget, "Each run's wall-clock budget: 45m, 90s, 1h30m");
   cmd->add_option("--target", c->o.target, "host, cuda or auto");
   cmd->add_option("--executor", c->o.executor, "local or slurm");
   cmd->add_option("--gpus", c->gpus, "local, cuda: GPU indices to use (default: every visible GPU), e.g. 0,1");
-  cmd->add_option("--agents-per-gpu", c->o.agents_per_gpu, "local, cuda: cells sharing one GPU (default 1)");
-  cmd->add_option("--concurrency", c->o.concurrency, "local, host target: cells at once (default 1)");
+  cmd->add_option("--agents-per-gpu", c->o.agents_per_gpu, "local, cuda: cells sharing one GPU (default 1)")->check(whole_in(1, 10000, "cells"));
+  cmd->add_option("--concurrency", c->o.concurrency, "local, host target: cells at once (default 1)")->check(whole_in(1, 10000, "cells"));
   cmd->add_option("--db", c->o.db, "Results database (default: results/kbench.db)");
   cmd->add_option("--runs-dir", c->o.runs_dir, "Where run directories go (default: runs/ beside the database)");
   cmd->add_flag("--check-only", c->o.check_only, "Judge correctness only, without timing");

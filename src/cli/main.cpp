@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   register_annotate_command(app, g, exit_code);
   register_dump_command(app, g, exit_code);
   register_site_command(app, g, exit_code);
+  register_doctor_command(app, exit_code);
   register_agent_loop_command(app, exit_code);
   register_results_commands(app, g, exit_code);
   register_sweep_commands(app, g, exit_code);

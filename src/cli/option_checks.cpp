@@ -63,4 +63,28 @@ CLI::Validator seconds_as_ms(double min, double max) {
       fmt::format("SECONDS from {} to {}", min, max));
 }
 
+CLI::Validator bytes_in(uint64_t min, uint64_t max) {
+  const std::string range = fmt::format("from {} to {} bytes", min, max);
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        // The number, then at most one unit letter, optionally followed by "iB" or "B".
+        size_t unit_at = s.size();
+        while (unit_at > 0 && std::isalpha(static_cast<unsigned char>(s[unit_at - 1]))) --unit_at;
+        const std::string number = s.substr(0, unit_at), unit = s.substr(unit_at);
+        static const std::pair<const char*, double> kUnits[] = {
+            {"", 1},         {"B", 1},           {"K", 0x1p10},       {"KB", 0x1p10}, {"KiB", 0x1p10},
+            {"M", 0x1p20},   {"MB", 0x1p20},     {"MiB", 0x1p20},     {"G", 0x1p30},  {"GB", 0x1p30},
+            {"GiB", 0x1p30}, {"T", 0x1p40},      {"TB", 0x1p40},      {"TiB", 0x1p40}};
+        double scale = 0, v = 0;
+        for (const auto& [name, factor] : kUnits)
+          if (unit == name) scale = factor;
+        if (scale == 0 || !parse_real(number, v) || !std::isfinite(v * scale) || v * scale < static_cast<double>(min) ||
+            v * scale > static_cast<double>(max))
+          return fmt::format("expected a size {} (a number with K, M, G or T), found '{}'", range, s);
+        s = std::to_string(static_cast<uint64_t>(std::llround(v * scale)));
+        return "";
+      },
+      fmt::format("SIZE {} (K, M, G, T: powers of 1024)", range));
+}
+
 }  // namespace kb::cli

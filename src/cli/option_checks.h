@@ -4,6 +4,7 @@
 // a usage error (exit 2) whose message names the option (CLI11 prefixes it).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -17,5 +18,10 @@ CLI::Validator whole_in(long long min, long long max, const std::string& unit);
 // Seconds (a real number in [min, max]) rewritten as whole milliseconds, for options stored as
 // std::chrono::milliseconds.
 CLI::Validator seconds_as_ms(double min, double max);
+
+// A size in bytes with an optional binary unit (K, M, G, T, also written KiB, MiB, GiB, TiB; e.g.
+// "64M", "1.5G", "4096") in [min, max] bytes, rewritten as the whole number of bytes for options
+// stored as integers.
+CLI::Validator bytes_in(uint64_t min, uint64_t max);
 
 }  // namespace kb::cli

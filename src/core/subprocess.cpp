@@ -85,6 +85,7 @@ pid_t spawn(const SpawnOptions& o) {
   if (o.stderr_fd >= 0 && dup2(o.stderr_fd, STDERR_FILENO) < 0) _exit(126);
   for (size_t i = 0; i < o.fds.size(); ++i)
     if (dup2(moved[i], o.fds[i].second) < 0) _exit(126);
+  if (o.in_child && !o.in_child(o.in_child_context)) _exit(125);
   if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
     const char msg[] = "kbench: cannot enter the working directory\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);

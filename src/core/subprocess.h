@@ -47,6 +47,10 @@ struct SpawnOptions {
   // Signals whose disposition goes back to the default in the child (this process handles or
   // ignores them); when any is named, the child's signal mask is emptied too.
   std::vector<int> default_signals;
+  // Run in the child after its descriptors are in place, before exec (resource limits); it must not
+  // allocate. The child exits with 125 when it returns false.
+  bool (*in_child)(const void* context) = nullptr;
+  const void* in_child_context = nullptr;
   // Written on the child's stderr, followed by argv[0] and the error, when exec fails (exit 127).
   std::string exec_error = "cannot run ";
 };

@@ -193,6 +193,8 @@ class ShapeRun {
                   : default_call_timeout(p, index, target,
                                          known == o.expected_seconds.end() ? std::nullopt : std::optional(known->second));
     timeout_ = limits_.call();
+    caps_.log_bytes = o.log_limit_bytes;
+    caps_.memory_bytes = o.memory_limit_bytes ? *o.memory_limit_bytes : default_memory_limit(p, shape_, target);
     r_.call_timeout_seconds = static_cast<double>(timeout_.count()) / 1000;
   }
 
@@ -213,7 +215,7 @@ class ShapeRun {
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
     try {
-      WorkerProcess w(args_, log, start_timeout(), o_.isolate);
+      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
       hash_key_ = fresh_secret();
       weights_seed_ = fresh_secret();
       const int rc = timed(r_.seconds.setup, [&] {
@@ -221,17 +223,29 @@ class ShapeRun {
         for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
         return setup(w);
       });
+      if (rc != 0 && setup_enomem_ && caps_.memory_bytes > 0)
+        return fail(Reason::out_of_memory,
+                    fmt::format("kb_setup returned {} with errno ENOMEM: an allocation failed at the worker's memory limit "
+                                "of {} (--memory-limit raises it)",
+                                rc, byte_size_text(caps_.memory_bytes)));
       if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
       if (o_.check && !check(w)) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
       w.finish(timeout_);
+      // A solution that ignores SIGXFSZ runs on with its writes refused: the full log still fails it.
+      if (w.log_full())
+        return fail(Reason::log_limit, fmt::format("the solution wrote {} or more to its stdout/stderr, the log limit "
+                                                   "(--log-limit raises it)",
+                                                   byte_size_text(caps_.log_bytes)));
     } catch (const WorkerFailure& e) {
       const std::string& k = e.kind();
-      return fail(k == "timeout"   ? Reason::timeout
-                  : k == "crash"   ? Reason::crash
-                  : k == "sandbox" ? Reason::sandbox_violation
-                  : k == "forged"  ? Reason::channel_forged
-                                   : Reason::load_error,
+      return fail(k == "timeout"         ? Reason::timeout
+                  : k == "crash"         ? Reason::crash
+                  : k == "sandbox"       ? Reason::sandbox_violation
+                  : k == "forged"        ? Reason::channel_forged
+                  : k == "log_limit"     ? Reason::log_limit
+                  : k == "out_of_memory" ? Reason::out_of_memory
+                                         : Reason::load_error,
                   e.what());
     }
     r_.pass = true;
@@ -247,7 +261,9 @@ class ShapeRun {
     const uint64_t out_bytes = output_bytes(p_, shape_);
     w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
     Message m = w.request(SetupRequest{weights_seed_, hash_key_, to_hex(key.data(), key.size()), o_.sandbox}, timeout_);
-    return m.header.get<SetupReply>().rc;
+    const auto reply = m.header.get<SetupReply>();
+    setup_enomem_ = reply.enomem;
+    return reply.rc;
   }
 
   // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
@@ -341,7 +357,8 @@ class ShapeRun {
   // inputs with nothing before them, as `kbench check --seed` would see it.
   SeedCheck clean_start_check(const Case& c) {
     say("a timed call was wrong: re-running its inputs on a fresh worker");
-    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), start_timeout(), o_.isolate);
+    WorkerProcess w(args_, o_.work_dir / fmt::format("worker-shape{}-clean-start.log", r_.index), start_timeout(), o_.isolate,
+                    caps_);
     SeedCheck sc;
     sc.seed = c.seed;
     sc.secret = true;
@@ -540,6 +557,8 @@ class ShapeRun {
   const Target* target_ = nullptr;
   CallTimeout limits_;                 // of the shape's requests (eval/call_timeout.h)
   std::chrono::milliseconds timeout_;  // of one request that makes one call
+  WorkerLimits caps_;                  // the worker's log and memory caps (eval/worker_limits.h)
+  bool setup_enomem_ = false;          // kb_setup failed with errno ENOMEM
   // The kernels the solution's library defines (provenance); null when they could not be listed.
   const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -27,6 +28,10 @@ struct EvalOptions {
   // One request to the worker (kb_setup, a checked call); 0: derived per shape from the problem
   // (eval/call_timeout.h), which is the default.
   std::chrono::milliseconds call_timeout{0};
+  // The worker's resource caps (eval/worker_limits.h): the most the solution may write to its log
+  // (0: no limit), and its data memory (nullopt: from the shape and the machine; 0: no limit).
+  uint64_t log_limit_bytes = 64ull << 20;
+  std::optional<uint64_t> memory_limit_bytes;
   // Per shape index, the baseline's median time where known: the derived call timeout follows it.
   std::map<size_t, double> expected_seconds;
   // Judge every shape even after one has failed (the verdict is known at the first failure).

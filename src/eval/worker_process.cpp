@@ -21,8 +21,8 @@ namespace kb {
 namespace fs = std::filesystem;
 
 WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
-                             bool isolate)
-    : log_(log), isolated_(isolate) {
+                             bool isolate, const WorkerLimits& limits)
+    : log_(log), isolated_(isolate), limits_(limits) {
   // A worker that dies mid-write must not kill the parent with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   int req[2], rep[2];
@@ -63,6 +63,10 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   // namespace). Its own group: a timeout kills whatever the solution may have forked.
   o.death_signal = SIGKILL;
   o.new_process_group = true;
+  // The caps hold from exec on, for bwrap and the worker alike (soft and hard: the solution cannot
+  // raise them). The log is the worker's only file, so RLIMIT_FSIZE caps it alone.
+  o.in_child = [](const void* l) { return apply_worker_limits(*static_cast<const WorkerLimits*>(l)); };
+  o.in_child_context = &limits_;
   try {
     pid_ = spawn(o);
   } catch (...) {
@@ -84,14 +88,17 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   } catch (const ChannelClosed&) {
     died("start-up");
   }
+  // Before the key is handed over anyone in the worker's process may write this frame (a
+  // solution's static constructor): a malformed one is not trusted, only refused.
   ReadyReply r;
   try {
     r = ready.header.get<ReadyReply>();
-  } catch (const ProtocolError& e) {
-    r.error = e.what();
+  } catch (const ProtocolError&) {
+    r = ReadyReply{false, "the worker's start-up reply is malformed", false};
   }
   if (!r.ready) {
     kill_now();
+    if (r.out_of_memory) throw WorkerFailure("out_of_memory", out_of_memory_message(r.error));
     throw WorkerFailure("error", r.error);
   }
 }
@@ -122,6 +129,16 @@ void WorkerProcess::died(const std::string& during) {
                     : signal_no ? "signal " + std::to_string(signal_no) + " (" + strsignal(signal_no) + ")"
                                 : describe_exit(st);
   std::string tail = log_tail();
+  if (signal_no == SIGXFSZ || (limits_.log_bytes > 0 && log_full()))
+    throw WorkerFailure("log_limit", "the solution wrote more than the log limit of " + byte_size_text(limits_.log_bytes) +
+                                         " to its stdout/stderr during " + during +
+                                         " and was stopped there (--log-limit raises it)" +
+                                         (tail.empty() ? "" : "; its last output:\n" + tail));
+  // An allocation that failed at the limit in a place that cannot throw (a thread, a noexcept
+  // function) ends in std::terminate, which names the exception in the log.
+  if (limits_.memory_bytes > 0 && tail.find("std::bad_alloc") != std::string::npos)
+    throw WorkerFailure("out_of_memory", out_of_memory_message("the worker died during " + during + " (" + how +
+                                                                   "); its last output:\n" + tail));
   if (signal_no == SIGSYS)
     throw WorkerFailure("sandbox", "the worker was killed by its system-call filter (SIGSYS) during " + during +
                                        ": the solution tried to start a process or program, trace or read another "
@@ -146,7 +163,16 @@ Message WorkerProcess::request_json(const nlohmann::json& req, std::chrono::mill
       kill_now();
       throw WorkerFailure("forged", std::string(e.what()) + " (reply to '" + op + "'); the worker was killed");
     }
-    if (auto error = reply_error(m.header)) throw WorkerFailure("error", *error);
+    if (m.header.is_object() && m.header.contains("error")) {
+      ErrorReply e;
+      try {
+        e = m.header.get<ErrorReply>();
+      } catch (const ProtocolError&) {
+        e.error = m.header["error"].dump();
+      }
+      if (e.out_of_memory) throw WorkerFailure("out_of_memory", out_of_memory_message(e.error));
+      throw WorkerFailure("error", e.error);
+    }
     return m;
   } catch (const ChannelTimeout&) {
     kill_now();
@@ -180,6 +206,19 @@ void WorkerProcess::finish(std::chrono::milliseconds timeout) {
     usleep(10000);
   }
   kill_now();
+}
+
+bool WorkerProcess::log_full() const {
+  std::error_code ec;
+  const auto size = fs::file_size(log_, ec);
+  return !ec && limits_.log_bytes > 0 && size >= limits_.log_bytes;
+}
+
+std::string WorkerProcess::out_of_memory_message(const std::string& what) const {
+  const std::string limit = limits_.memory_bytes > 0 ? "the worker's memory limit of " + byte_size_text(limits_.memory_bytes)
+                                                     : "the machine's memory";
+  return "an allocation failed at " + limit + " (" + what +
+         "): the solution's buffers and kbench's own for this shape did not fit (--memory-limit raises it)";
 }
 
 std::string WorkerProcess::log_tail(size_t max_lines) const {

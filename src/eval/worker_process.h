@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include "eval/worker_limits.h"
 #include "protocol/channel.h"
 #include "protocol/messages.h"
 #include "protocol/worker_args.h"
@@ -18,7 +19,9 @@ namespace kb {
 // The worker did not answer properly. kind: "crash" (it died), "timeout" (no reply in time, it
 // was killed), "error" (it reported an error, e.g. the library failed to load), "sandbox" (killed
 // by SIGSYS: a system call its filter forbids), "forged" (a reply without a valid HMAC, or a
-// malformed frame, once the channel key was handed over; it was killed).
+// malformed frame, once the channel key was handed over; it was killed), "log_limit" (stopped by
+// SIGXFSZ at the log limit), "out_of_memory" (an allocation failed at the memory limit:
+// eval/worker_limits.h).
 class WorkerFailure : public std::runtime_error {
  public:
   WorkerFailure(std::string kind, const std::string& message) : std::runtime_error(message), kind_(std::move(kind)) {}
@@ -33,9 +36,10 @@ class WorkerProcess {
   // Starts `<this executable> __worker ...` with the solution's stdout/stderr going to `log`; with
   // `isolate`, inside the worker's namespace sandbox (eval/worker_sandbox.h). Either way the
   // worker dies with this process (a parent-death signal), however this process ends.
-  // Waits for the worker's "ready"; throws WorkerFailure when it does not come.
+  // Waits for the worker's "ready"; throws WorkerFailure when it does not come. `limits`: the
+  // worker's resource caps (eval/worker_limits.h), set before it starts.
   WorkerProcess(const WorkerArgs& args, const std::filesystem::path& log, std::chrono::milliseconds ready_timeout,
-                bool isolate = false);
+                bool isolate = false, const WorkerLimits& limits = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -59,18 +63,25 @@ class WorkerProcess {
   // Asks the worker to tear down and exit; kills it if it does not within the timeout.
   void finish(std::chrono::milliseconds timeout);
 
+  // Whether the worker's log has reached the log limit (a solution that ignores SIGXFSZ goes on
+  // running with its writes refused).
+  bool log_full() const;
+  const WorkerLimits& limits() const { return limits_; }
+
   // The last lines of the worker's log (what the solution printed), for failure messages.
   std::string log_tail(size_t max_lines = 20) const;
 
  private:
   Message request_json(const nlohmann::json& req, std::chrono::milliseconds timeout);
   [[noreturn]] void died(const std::string& during);
+  std::string out_of_memory_message(const std::string& what) const;
   void kill_now();
 
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::filesystem::path log_;
   bool isolated_ = false;
+  WorkerLimits limits_;
   ChannelAuth auth_;
   uint64_t max_payload_ = 64ull << 30;
 };

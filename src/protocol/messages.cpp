@@ -17,15 +17,22 @@ std::optional<std::string> reply_error(const json& reply) {
 
 void to_json(json& j, const ReadyReply& m) {
   j = {{"ready", m.ready}};
-  if (!m.ready) j["error"] = m.error;
+  if (!m.ready) {
+    j["error"] = m.error;
+    j["out_of_memory"] = m.out_of_memory;
+  }
 }
 void from_json(const json& j, ReadyReply& m) {
   m.ready = field<bool>(j, "ready message", "ready");
   m.error = m.ready ? "" : field_or<std::string>(j, "ready message", "error", "unknown error");
+  m.out_of_memory = !m.ready && field_or<bool>(j, "ready message", "out_of_memory", false);
 }
 
-void to_json(json& j, const ErrorReply& m) { j = {{"error", m.error}}; }
-void from_json(const json& j, ErrorReply& m) { m.error = field<std::string>(j, "error reply", "error"); }
+void to_json(json& j, const ErrorReply& m) { j = {{"error", m.error}, {"out_of_memory", m.out_of_memory}}; }
+void from_json(const json& j, ErrorReply& m) {
+  m.error = field<std::string>(j, "error reply", "error");
+  m.out_of_memory = field_or<bool>(j, "error reply", "out_of_memory", false);
+}
 
 void to_json(json& j, const SetupRequest& m) {
   j = {{"op", SetupRequest::kOp}, {"weights_seed", m.weights_seed}, {"hash_key", m.hash_key},
@@ -38,8 +45,11 @@ void from_json(const json& j, SetupRequest& m) {
   m.channel_key = field<std::string>(j, msg, "channel_key");
   m.sandbox = field<bool>(j, msg, "sandbox");
 }
-void to_json(json& j, const SetupReply& m) { j = {{"rc", m.rc}}; }
-void from_json(const json& j, SetupReply& m) { m.rc = field<int>(j, "setup reply", "rc"); }
+void to_json(json& j, const SetupReply& m) { j = {{"rc", m.rc}, {"enomem", m.enomem}}; }
+void from_json(const json& j, SetupReply& m) {
+  m.rc = field<int>(j, "setup reply", "rc");
+  m.enomem = field_or<bool>(j, "setup reply", "enomem", false);
+}
 
 void to_json(json& j, const CheckRequest& m) {
   j = {{"op", CheckRequest::kOp}, {"seed", m.seed}};

@@ -31,11 +31,14 @@ std::string request_op(const nlohmann::json& request);
 struct ReadyReply {
   bool ready = false;
   std::string error;  // why not, when !ready
+  // The failure was an allocation at the worker's memory limit (std::bad_alloc; eval/worker_limits.h).
+  bool out_of_memory = false;
 };
 
 // --- any reply: the worker failed (an exception in kbench's worker code) ---
 struct ErrorReply {
   std::string error;
+  bool out_of_memory = false;  // a std::bad_alloc at the worker's memory limit
 };
 // The error a reply reports, when it is an ErrorReply.
 std::optional<std::string> reply_error(const nlohmann::json& reply);
@@ -50,6 +53,8 @@ struct SetupRequest {
 };
 struct SetupReply {
   int rc = 0;  // kb_setup's
+  // An allocation of the solution's failed with ENOMEM during kb_setup (the worker's memory limit).
+  bool enomem = false;
 };
 
 // --- check: one untimed call on fresh inputs of `seed`; its outputs come back as the payload ---

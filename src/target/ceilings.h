@@ -84,6 +84,8 @@ Ceilings measure_host_ceilings();
 // $KBENCH_CACHE_DIR or $XDG_CACHE_HOME/kbench or ~/.cache/kbench; measured on a miss or when
 // `refresh` is set.
 Ceilings host_ceilings(bool refresh = false);
+// The cached host ceilings of this machine, or nullopt when none are cached; never measures.
+std::optional<Ceilings> cached_host_ceilings();
 std::filesystem::path kbench_cache_dir();
 
 // --- The cache of measured ceilings (host and cuda) ------------------------------------------

@@ -24,6 +24,12 @@ constexpr std::array<ReasonRow, kReasonCount> kRows = {{
     {R::crash, "crash", V::fail, x::fail, A::clean, false, "Failed honestly: the solution crashed its worker."},
     {R::timeout, "timeout", V::fail, x::fail, A::clean, false,
      "Failed honestly: a call did not finish within the time limit."},
+    // The worker's caps: a runaway log or allocation ends the evaluation early with its own verdict
+    // instead of filling the disk, running to the timeout or inviting the OOM killer.
+    {R::log_limit, "log_limit", V::fail, x::fail, A::clean, false,
+     "Failed honestly: the solution wrote more to its log than the log limit allows."},
+    {R::out_of_memory, "out_of_memory", V::fail, x::fail, A::clean, false,
+     "Failed honestly: the solution asked for more host memory than the worker's memory limit allows."},
     {R::unwritten, "unwritten", V::fail, x::fail, A::clean, false, "Failed honestly: some outputs were never written."},
     // In-place scratch use is an honest bug as often as a cheat.
     {R::input_modified, "input_modified", V::fail, x::fail, A::interesting, true,

@@ -48,6 +48,9 @@ enum class Reason {
   run_error,
   crash,
   timeout,
+  // The worker's resource caps (eval/worker_limits.h).
+  log_limit,
+  out_of_memory,
   // Wrong outputs.
   unwritten,
   input_modified,

@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
+#include <new>
+
 #include <cstdio>
 
 #include <algorithm>
@@ -121,13 +124,17 @@ class Worker {
     for (const auto& n : problem_.dims) dim_names_.push_back(n.c_str());
     kb_problem p{problem_.name.c_str(), static_cast<int>(dim_names_.size()), dim_names_.data(), shape_.dims.data(),
                  weight_views_.data(), static_cast<int>(weight_views_.size())};
+    errno = 0;
     int rc = setup_(&p, &state_);
+    // A kb_setup that fails with errno ENOMEM most likely met the worker's memory limit
+    // (eval/worker_limits.h); the parent names it (a solution gains nothing by faking it: a fail).
+    const bool enomem = rc != 0 && errno == ENOMEM;
     device_->synchronize();
     state_set_ = rc == 0;
     // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
     // the runtime's initialisation, before the first kb_run.
     if (req.sandbox) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
-    reply(SetupReply{rc});
+    reply(SetupReply{rc, enomem});
   }
 
   TensorList allocate(const std::vector<TensorSpec>& specs) {
@@ -491,7 +498,9 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      send_message(kWorkerReplyFd, ReadyReply{false, e.what()});
+      // std::bad_alloc: an allocation failed at the worker's memory limit (eval/worker_limits.h).
+      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      send_message(kWorkerReplyFd, ReadyReply{false, e.what(), oom});
     } catch (...) {
     }
     return 3;
@@ -506,7 +515,8 @@ int worker_main(const WorkerArgs& args) {
   } catch (const std::exception& e) {
     fprintf(stderr, "[kbench worker] %s\n", e.what());
     try {
-      w->reply(ErrorReply{e.what()});
+      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      w->reply(ErrorReply{e.what(), oom});
     } catch (...) {
     }
     return 3;

@@ -49,7 +49,14 @@ TEST(CliBadInput, EveryNumericOptionRefusesBadValuesNamingTheOption) {
   const std::vector<std::string> gateway = {"gateway", "--replay", (dir / "none.toml").string(), "--log", (dir / "g.jsonl").string()};
   const std::vector<std::string> loop = {"agent-loop", "--model", "m", "--prompt-file", (dir / "prompt.md").string()};
   const std::vector<std::string> dump = {"dump", "softmax", "--out", (dir / "c.safetensors").string()};
-  const std::vector<OptionCase> cases = {
+  const std::vector<std::string> eval = {"eval", "softmax", sol, "--target", "host", "--out", (dir / "eval").string()};
+  const std::vector<std::string> prepare = {"prepare", "softmax", (dir / "ws").string(), "--target", "host"};
+  const std::vector<std::string> sweep = {"sweep", "--agents", "generic", "--models", "m", "--problem", "softmax", "--target",
+                                          "host", "--runs-dir", (dir / "sweep-runs").string(), "--db",
+                                          (dir / "sweep.db").string()};
+  // Sizes (--log-limit, --memory-limit): a unit kbench does not know, below the floor, above the ceiling.
+  const std::vector<std::string> bad_sizes = {"0", "1", "1023", "1X", "M", "1.5.5M", "-1M", "2P"};
+  std::vector<OptionCase> cases = {
       {check, "--timeout", {"0", "0.0001", "86401"}},
       {check, "--seed", {"0.5", "1e3"}},
       {check, "--repeat-calls", {"65", "0.5"}},
@@ -75,7 +82,26 @@ TEST(CliBadInput, EveryNumericOptionRefusesBadValuesNamingTheOption) {
       {dump, "--shape", {"1.5"}},
       {dump, "--seed", {"0.5"}},
       {dump, "--weights-seed", {"0.5"}},
+      {eval, "--timeout", {"0", "0.0001", "86401"}},
+      {eval, "--seed", {"0.5", "1e3"}},
+      {eval, "--repeat-calls", {"65", "0.5"}},
+      {eval, "--shape", {"0.5"}},
+      {eval, "--max-time", {"0"}},
+      {eval, "--min-samples", {"0", "2.5"}},
+      {eval, "--max-samples", {"0", "1e9"}},
+      {eval, "--noise", {"2"}},
+      {eval, "--warmup", {"61", "1e9"}},
+      {eval, "--rechecks", {"1001", "1.5"}},
+      {eval, "--tail-checks", {"1001"}},
+      {prepare, "--budget", {"0", "0s", "99999999999999999999h", "8d"}},
+      {sweep, "--trials", {"0", "0.5", "10001"}},
+      {sweep, "--agents-per-gpu", {"0", "1.5"}},
+      {sweep, "--concurrency", {"0", "2.5"}},
   };
+  for (const auto* command : {&check, &bench, &eval}) {
+    cases.push_back({*command, "--log-limit", bad_sizes});
+    cases.push_back({*command, "--memory-limit", {"0", "1M", "63M", "2P", "1X", "-8G"}});
+  }
   for (const auto& c : cases) {
     std::vector<std::string> values = kAlwaysBad;
     values.insert(values.end(), c.bad.begin(), c.bad.end());
@@ -89,6 +115,8 @@ TEST(CliBadInput, EveryNumericOptionRefusesBadValuesNamingTheOption) {
     }
   }
   EXPECT_FALSE(fs::exists(dir / "runs")) << "a refused run left a run directory";
+  EXPECT_FALSE(fs::exists(dir / "sweep-runs")) << "a refused sweep left a run directory";
+  EXPECT_FALSE(fs::exists(dir / "eval" / "result.json")) << "a refused eval wrote a result";
   fs::remove_all(dir);
 }
 
@@ -236,6 +264,51 @@ TEST(CliBadInput, ControlBytesFromTheCompilerNeverReachTheTerminalRaw) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("^[[2J"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << "a raw escape byte reached the output";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// Every path option of the commands that write or read folders, given a path that cannot serve
+// (a file where a folder must be, a folder under a file, a folder that does not exist): exit 2
+// naming the path, and no internal error (docs/cli.md's exit-code table).
+TEST(CliBadInput, EveryPathOptionRefusesAPathThatCannotServe) {
+  const fs::path dir = scratch("paths");
+  std::ofstream(dir / "a-file") << "x\n";
+  const std::string sol = solution("host-naive");
+  const std::string file = (dir / "a-file").string(), under_file = (dir / "a-file" / "sub").string(),
+                    missing = (dir / "no-such-folder").string();
+  struct PathCase {
+    std::vector<std::string> args;
+    std::string named;  // what the message must name
+  };
+  const std::vector<PathCase> cases = {
+      {{"check", "softmax", sol, "--target", "host", "--out", under_file}, under_file},
+      {{"bench", "softmax", sol, "--target", "host", "--out", under_file}, under_file},
+      {{"eval", "softmax", sol, "--target", "host", "--out", under_file}, under_file},
+      {{"check", "softmax", missing, "--target", "host"}, missing},
+      {{"check", "softmax", file, "--target", "host"}, file},
+      {{"dump", "softmax", "--out", (dir / "a-file" / "c.safetensors").string()}, (dir / "a-file").string()},
+      {{"prepare", "softmax", under_file, "--target", "host"}, under_file},
+      {{"run", "--agent", "generic", "--command", "true", "--model", "m", "--problem", "softmax", "--target", "host",
+        "--runs-dir", file},
+       file},
+      {{"list", "--problems", missing}, missing},
+      {{"show", "softmax", "--problems", missing}, missing},
+      {{"check", "softmax", sol, "--target", "host", "--problems", missing}, missing},
+  };
+  for (const auto& c : cases) {
+    const auto r = kbench(c.args);
+    std::string line;
+    for (const auto& a : c.args) line += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << line << ":\n" << r.output;
+    EXPECT_NE(r.output.find(c.named), std::string::npos) << line << ":\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << line << ":\n" << r.output;
+  }
+  std::ifstream in(dir / "a-file");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "x\n") << "a refused command changed the file";
   fs::remove_all(dir);
 }
 

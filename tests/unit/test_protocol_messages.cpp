@@ -74,10 +74,10 @@ std::vector<Case> cases() {
   bench.input_hashes = {{1, 2}, {3, 4}};
   bench.weight_hashes = {5};
   return {
-      make("ready message", ReadyReply{false, "no kb_run"}, {"error"}),
-      make("error reply", ErrorReply{"boom"}),
+      make("ready message", ReadyReply{false, "no kb_run", true}, {"error", "out_of_memory"}),
+      make("error reply", ErrorReply{"boom", true}, {"out_of_memory"}),
       make("setup request", SetupRequest{1, 2, "00ff", false}),
-      make("setup reply", SetupReply{-3}),
+      make("setup reply", SetupReply{-3, true}, {"enomem"}),
       make("check request", check, {"perturb_secret", "perturb_call"}),
       make("check reply", CheckReply{2, 0.5, {1, 2, 3}, {4}, true, kGpuWork}, {"seconds", "gpu_work"}, {"gpu_work"}),
       make("repeat request", RepeatRequest{21, 4}),
@@ -144,7 +144,7 @@ TEST(ProtocolMessages, NumbersOfTheWrongKindAreRefused) {
   EXPECT_THROW(setup.get<SetupRequest>(), ProtocolError);
   setup["weights_seed"] = -1;
   EXPECT_THROW(setup.get<SetupRequest>(), ProtocolError);
-  json reply = SetupReply{0};
+  json reply = SetupReply{0, false};
   reply["rc"] = true;
   EXPECT_THROW(reply.get<SetupReply>(), ProtocolError);
 }
@@ -185,9 +185,9 @@ TEST(ProtocolMessages, AFailedCallsReplyCarriesOnlyWhereItFailed) {
 }
 
 TEST(ProtocolMessages, AnErrorReplyIsToldFromAnOrdinaryOne) {
-  EXPECT_EQ(reply_error(json(ErrorReply{"the solution does not export: kb_run"})),
+  EXPECT_EQ(reply_error(json(ErrorReply{"the solution does not export: kb_run", false})),
             "the solution does not export: kb_run");
-  EXPECT_EQ(reply_error(json(SetupReply{0})), std::nullopt);
+  EXPECT_EQ(reply_error(json(SetupReply{0, false})), std::nullopt);
   EXPECT_THROW(reply_error(json{{"error", 3}}), ProtocolError);
 }
 

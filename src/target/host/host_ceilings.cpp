@@ -445,12 +445,27 @@ std::filesystem::path kbench_cache_dir() {
   return std::filesystem::temp_directory_path() / fmt::format("kbench-cache-{}", getuid());
 }
 
+namespace {
+
+std::string host_cache_key() { return machine_key(std::max(1, omp_get_max_threads())); }
+std::filesystem::path host_cache_file(const std::string& key) {
+  return kbench_cache_dir() / fmt::format("host-ceilings-{:016x}.json", fnv1a(key));
+}
+
+}  // namespace
+
+std::optional<Ceilings> cached_host_ceilings() {
+  const std::string key = host_cache_key();
+  if (auto cached = read_ceilings_cache(host_cache_file(key), key))
+    if (cached->compute.count("fp32") && cached->compute.count("fp64") && cached->memory.count("dram")) return cached;
+  return std::nullopt;
+}
+
 Ceilings host_ceilings(bool refresh) {
-  const std::string key = machine_key(std::max(1, omp_get_max_threads()));
-  const std::filesystem::path file = kbench_cache_dir() / fmt::format("host-ceilings-{:016x}.json", fnv1a(key));
+  const std::string key = host_cache_key();
+  const std::filesystem::path file = host_cache_file(key);
   if (!refresh)
-    if (auto cached = read_ceilings_cache(file, key))
-      if (cached->compute.count("fp32") && cached->compute.count("fp64") && cached->memory.count("dram")) return *cached;
+    if (auto cached = cached_host_ceilings()) return *cached;
   Ceilings c = measure_host_ceilings();
   write_ceilings_cache(file, key, c);
   return c;
