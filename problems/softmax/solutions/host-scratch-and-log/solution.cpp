@@ -1,10 +1,10 @@
 // Honest host softmax that allocates a large scratch buffer (512 MiB, touched, as a repacking
 // solution would) and logs a line per call: well within kbench's default log and memory limits.
-#include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "kbench/solution.h"
+#include "softmax_rows.h"
 
 struct State {
   int64_t batch, vocab;
@@ -24,15 +24,7 @@ extern "C" int kb_run(void* state, const kb_call* c) {
   auto* s = static_cast<State*>(state);
   const float* x = static_cast<const float*>(c->inputs[0].data);
   float* y = static_cast<float*>(c->outputs[0].data);
-  for (int64_t r = 0; r < s->batch; ++r) {
-    const float* xr = x + r * s->vocab;
-    float* yr = y + r * s->vocab;
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < s->vocab; ++j) mx = std::fmax(mx, xr[j]);
-    float sum = 0.f;
-    for (int64_t j = 0; j < s->vocab; ++j) sum += (yr[j] = std::exp(xr[j] - mx));
-    for (int64_t j = 0; j < s->vocab; ++j) yr[j] /= sum;
-  }
+  softmax_rows(x, y, s->vocab, 0, s->batch);
   if (++s->calls % 100 == 1) std::printf("call %ld done\n", s->calls);
   return 0;
 }
