@@ -8,15 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "cli_test_util.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-kb::CommandResult kbench(std::vector<std::string> args) {
-  args.insert(args.begin(), KBENCH_BINARY);
-  return kb::run_command(args, std::chrono::minutes(1));
-}
+using kb::test::kbench;
 
 class AnnotateCli : public testing::Test {
  protected:

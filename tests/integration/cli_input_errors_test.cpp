@@ -7,15 +7,13 @@
 #include <fstream>
 
 #include "core/subprocess.h"
+#include "cli_test_util.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-kb::CommandResult kbench(std::vector<std::string> args) {
-  args.insert(args.begin(), KBENCH_BINARY);
-  return kb::run_command(args, std::chrono::minutes(3));
-}
+using kb::test::kbench;
 
 std::string solution(const std::string& problem, const std::string& name) {
   return std::string(KBENCH_SOURCE_DIR) + "/problems/" + problem + "/solutions/" + name;

@@ -12,6 +12,7 @@
 
 #include "core/safetensors.h"
 #include "core/subprocess.h"
+#include "cli_test_util.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "eval/expected.h"
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-kb::CommandResult kbench(std::vector<std::string> args) {
-  args.insert(args.begin(), KBENCH_BINARY);
-  return kb::run_command(args, std::chrono::minutes(2));
-}
+using kb::test::kbench;
 
 TEST(Cli, ListJsonHoldsTheExampleProblemWithItsShapes) {
   auto r = kbench({"list", "--json"});

@@ -11,16 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "cli_test_util.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-kb::CommandResult kbench(std::vector<std::string> args) {
-  args.insert(args.begin(), KBENCH_BINARY);
-  return kb::run_command(args, std::chrono::minutes(3));
-}
+using kb::test::kbench;
 
 // The NVIDIA kernel module is loaded (the driver lists GPUs through it).
 bool machine_has_nvidia_driver() { return fs::exists("/proc/driver/nvidia/version") || fs::exists("/dev/nvidia0"); }

@@ -11,16 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "cli_test_util.h"
 #include "verdict/reason.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-kb::CommandResult kbench(std::vector<std::string> args) {
-  args.insert(args.begin(), KBENCH_BINARY);
-  return kb::run_command(args, std::chrono::minutes(3));
-}
+using kb::test::kbench;
 
 std::string solution(const std::string& name) { return std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/" + name; }
 
