@@ -73,9 +73,16 @@ cp "$deb" "$root/root/"
 # The root runs in a bwrap container, not a chroot: kbench's own sandboxes (bwrap) need user
 # namespaces, which the kernel refuses to a chrooted process. As root here, the container keeps
 # root's capabilities, which apt needs; the network is the machine's (the mirror).
+# /proc is the machine's, bound, not a new one: bwrap covers parts of a /proc it mounts itself
+# (/proc/sys and others, read-only), and the kernel refuses a nested sandbox (kbench's own, in its
+# user namespace) a proc mount while another proc in its mount namespace is partly covered
+# ("Can't mount proc on /newroot/proc: Operation not permitted"). So no PID namespace here either.
+# /tmp is world-writable with the sticky bit, as on a real system: apt's key check writes there
+# as its own user.
 in_root() {
-  bwrap --bind "$root" / --dev /dev --proc /proc --tmpfs /tmp --ro-bind /etc/resolv.conf /etc/resolv.conf \
-    --unshare-pid --unshare-ipc --unshare-uts --die-with-parent --chdir /root --clearenv \
+  bwrap --bind "$root" / --dev /dev --bind /proc /proc --perms 1777 --tmpfs /tmp \
+    --ro-bind /etc/resolv.conf /etc/resolv.conf \
+    --unshare-ipc --unshare-uts --die-with-parent --chdir /root --clearenv \
     --setenv PATH /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --setenv HOME /root \
     --setenv LANG C.UTF-8 --setenv DEBIAN_FRONTEND noninteractive -- /bin/sh -c "$1"
 }
@@ -97,7 +104,7 @@ in_root "kbench eval softmax /usr/share/kbench/problems/softmax/solutions/host-f
 grep -q 'verdict PASS' "$work/eval-honest.txt" || { echo "package test: the honest host solution did not PASS" >&2; exit 1; }
 step "kbench eval softmax (an exploit, must FAIL)"
 rc=0
-in_root "kbench check softmax /usr/share/kbench/problems/softmax/solutions/exploit-skip-rows --target host" \
+in_root "kbench check softmax /usr/share/kbench/problems/softmax/solutions/exploit-host-constant --target host" \
   >"$work/check-exploit.txt" 2>&1 || rc=$?
 tail -4 "$work/check-exploit.txt"
 [ "$rc" -eq 1 ] || { echo "package test: the exploit's check exited $rc, not 1 (FAIL)" >&2; exit 1; }
