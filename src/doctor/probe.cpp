@@ -21,6 +21,7 @@
 #include "eval/sass.h"
 #include "eval/worker_sandbox.h"
 #include "target/ceilings.h"
+#include "target/nvcc_toolkit.h"
 #include "target/target.h"
 
 #ifndef KBENCH_NVCC
@@ -203,7 +204,8 @@ Tool probe_cupti(const Tool& nvcc) {
   std::vector<fs::path> dirs;
   if (t.path.empty()) {
     if (nvcc.found) {
-      const fs::path root = fs::path(nvcc.path).parent_path().parent_path();
+      fs::path root = nvcc_toolkit_root(nvcc.path);  // nvcc on PATH may be a wrapper outside the toolkit
+      if (root.empty()) root = fs::path(nvcc.path).parent_path().parent_path();
       dirs = {root / "lib64", root / "extras" / "CUPTI" / "lib64", root / "targets" / "x86_64-linux" / "lib",
               root / "targets" / "sbsa-linux" / "lib"};
     }

@@ -14,6 +14,7 @@
 
 #include "core/bwrap.h"
 #include "core/subprocess.h"
+#include "target/nvcc_toolkit.h"
 #include "verdict/finding.h"
 
 #ifndef KBENCH_NVCC
@@ -285,6 +286,10 @@ std::optional<fs::path> find_cuobjdump(std::string* looked) {
     if (!nvcc || !*nvcc || !fs::path(nvcc).has_parent_path()) continue;
     const fs::path candidate = fs::path(nvcc).parent_path() / "cuobjdump";
     if (executable(candidate)) return done(candidate);
+    // nvcc may be a wrapper outside the toolkit (target/nvcc_toolkit.h): the toolkit's own bin/.
+    if (const fs::path toolkit = fs::exists(nvcc) ? nvcc_toolkit_root(nvcc) : fs::path();
+        !toolkit.empty() && toolkit / "bin" != fs::path(nvcc).parent_path() && executable(toolkit / "bin" / "cuobjdump"))
+      return done(toolkit / "bin" / "cuobjdump");
   }
   if (const char* path = std::getenv("PATH")) {
     const size_t beside_nvcc = tried.size();

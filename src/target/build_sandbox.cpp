@@ -34,7 +34,7 @@ bool BuildRoots::allows(const fs::path& f) const {
   return !temp_dir.empty() && f.parent_path() == temp_dir && f.filename().string().rfind("tmpxft_", 0) == 0;
 }
 
-BuildRoots build_roots(const std::vector<std::string>& argv, const fs::path& solution_dir) {
+BuildRoots build_roots(const std::vector<std::string>& argv, const fs::path& solution_dir, const fs::path& toolchain) {
   BuildRoots r;
   r.solution = canonical_dir(solution_dir);
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -47,7 +47,10 @@ BuildRoots build_roots(const std::vector<std::string>& argv, const fs::path& sol
   }
   // The toolchain: the folder above the compiler's bin/ (/usr/local/cuda-13.0 for nvcc); /usr
   // itself is not taken whole (the system headers are named above).
-  if (!argv.empty()) {
+  if (!toolchain.empty()) {
+    const fs::path root = canonical_dir(toolchain);
+    if (!root.empty() && root != "/usr" && root != "/" && root != "/usr/local") r.toolchain = root;
+  } else if (!argv.empty()) {
     std::error_code ec;
     const fs::path exe = fs::canonical(find_program(argv[0]), ec);
     if (!ec && exe.has_parent_path() && exe.parent_path().has_parent_path()) {

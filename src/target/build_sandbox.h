@@ -29,7 +29,10 @@ struct BuildRoots {
   std::filesystem::path temp_dir = "/tmp";
   bool allows(const std::filesystem::path& canonical_file) const;
 };
-BuildRoots build_roots(const std::vector<std::string>& argv, const std::filesystem::path& solution_dir);
+// `toolchain`, when given, is the compiler's toolchain root as its target knows it (the cuda target
+// asks nvcc: target/nvcc_toolkit.h); otherwise the folder above the compiler's bin/.
+BuildRoots build_roots(const std::vector<std::string>& argv, const std::filesystem::path& solution_dir,
+                       const std::filesystem::path& toolchain = {});
 
 // The sandbox for the compiler with `argv`, writing into `work_dir` (its working directory), its
 // dependency list to `deps_file` (inside work_dir).

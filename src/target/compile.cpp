@@ -115,7 +115,7 @@ std::string explain_hidden_includes(const std::string& log, const BuildRoots& ro
 }  // namespace
 
 BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path& solution_dir, const fs::path& build_root,
-                           bool sandbox) {
+                           bool sandbox, const fs::path& toolchain) {
   BuildResult r;
   const fs::path out_dir = build_root / build_key(argv, solution_dir);
   const fs::path lib = out_dir / "libsolution.so";
@@ -140,7 +140,7 @@ BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path&
   const fs::path tmp = work / "libsolution.so";
   const fs::path deps = work / "inputs.d";
   full.back() = tmp.string();
-  BuildRoots roots = build_roots(argv, solution_dir);
+  BuildRoots roots = build_roots(argv, solution_dir, toolchain);
   if (!sandbox) {
     // No private /tmp without the sandbox: nvcc gets a temporary folder of this build's own.
     roots.temp_dir = work / "tmp";
@@ -203,7 +203,7 @@ BuildResult compile_cached(const std::vector<std::string>& argv, const fs::path&
 }
 
 BuildResult compile_solution(std::vector<std::string> argv, const fs::path& dir, const std::string& target,
-                             const BuildOptions& options, const fs::path& build_root) {
+                             const BuildOptions& options, const fs::path& build_root, const fs::path& toolchain) {
   SolutionConfig config;
   try {
     config = load_solution_config(dir, target, options.allowed_libraries);
@@ -220,7 +220,7 @@ BuildResult compile_solution(std::vector<std::string> argv, const fs::path& dir,
   // A deck solution's kits (target/solution_kit.h): on the include path after the solution's own
   // folders, so bound read-only into the sandbox and allowed by the input check like any -I folder.
   for (const auto& kit : solution_kits(dir)) argv.push_back("-I" + kit.string());
-  return compile_cached(argv, dir, build_root / target, options.sandbox);
+  return compile_cached(argv, dir, build_root / target, options.sandbox, toolchain);
 }
 
 std::string trim_compiler_log(const std::string& log, size_t max_lines) {

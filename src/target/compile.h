@@ -22,10 +22,11 @@ std::vector<std::filesystem::path> solution_sources(const std::filesystem::path&
 //
 // With `sandbox`, the compiler runs in the build sandbox (target/build_sandbox.h). Either way the
 // files it read are checked against what a build may read, and listed in the cache entry, whose
-// hit is served only while each of them is unchanged.
+// hit is served only while each of them is unchanged. `toolchain`: the compiler's toolchain root
+// where its target knows it (build_roots in target/build_sandbox.h).
 BuildResult compile_cached(const std::vector<std::string>& argv_without_output,
                            const std::filesystem::path& solution_dir, const std::filesystem::path& build_root,
-                           bool sandbox);
+                           bool sandbox, const std::filesystem::path& toolchain = {});
 
 // Completes `argv` (the compiler with kbench's fixed flags and the sources) with what the folder's
 // solution.toml may add (target/solution_config.h), options.libraries and a deck solution's kits
@@ -33,7 +34,7 @@ BuildResult compile_cached(const std::vector<std::string>& argv_without_output,
 // build_root/<target>. A rejected solution.toml is a failed build whose log says why.
 BuildResult compile_solution(std::vector<std::string> argv, const std::filesystem::path& solution_dir,
                              const std::string& target, const BuildOptions& options,
-                             const std::filesystem::path& build_root);
+                             const std::filesystem::path& build_root, const std::filesystem::path& toolchain = {});
 
 // The first error lines of a compiler log with a little context, at most `max_lines` lines.
 std::string trim_compiler_log(const std::string& log, size_t max_lines = 30);

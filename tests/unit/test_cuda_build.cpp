@@ -6,7 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
+#include "target/nvcc_toolkit.h"
 #include "target/target.h"
+#include "test_support.h"
+
+using kb::testing_support::ScopedEnv;
 
 namespace fs = std::filesystem;
 
@@ -99,3 +105,32 @@ INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });
+
+#if KBENCH_WITH_CUDA
+// A machine may put a wrapper script on PATH as nvcc (/usr/local/bin/nvcc: `exec
+// /usr/local/cuda-13.0/bin/nvcc "$@"`), and CMake then builds kbench with it. The folder above the
+// wrapper's bin/ holds no CUDA header: the toolkit is where nvcc says it is, or the input check
+// refuses every CUDA header the build reads (the whole deck failed to build on such a machine).
+TEST_F(NvccTest, AWrapperScriptOutsideTheToolkitBuildsWithTheToolkitsHeaders) {
+  const char* env = std::getenv("KBENCH_NVCC");
+  const fs::path real = env && *env ? env : KBENCH_NVCC;
+  const fs::path toolkit = kb::nvcc_toolkit_root(real);
+  ASSERT_TRUE(fs::is_regular_file(toolkit / "bin" / "nvcc")) << toolkit;
+  const fs::path scratch = fs::temp_directory_path() / ("kbench-nvcc-wrapper-" + std::to_string(getpid()));
+  fs::create_directories(scratch / "bin");
+  const fs::path wrapper = scratch / "bin" / "nvcc";
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << (toolkit / "bin" / "nvcc").string() << " \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  EXPECT_EQ(kb::nvcc_toolkit_root(wrapper), toolkit);
+  {
+    ScopedEnv use("KBENCH_NVCC", wrapper.string());
+    const fs::path dir = fs::path(KBENCH_SOURCE_DIR) / "problems/softmax/solutions/cuda-fast";
+    const kb::BuildResult r = t->build(dir, scratch / "build");
+    EXPECT_TRUE(r.ok) << r.command << "\n" << r.log;
+    EXPECT_EQ(r.command.rfind(wrapper.string(), 0), 0u) << r.command;  // built by the wrapper, not around it
+  }
+  // A path that is no nvcc has no toolkit.
+  EXPECT_EQ(kb::nvcc_toolkit_root(scratch / "no-such-nvcc"), fs::path());
+  fs::remove_all(scratch);
+}
+#endif

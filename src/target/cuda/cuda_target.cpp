@@ -11,6 +11,7 @@
 #include "target/cuda/cuda_check.h"
 #include "target/cuda/cuda_device.h"
 #include "target/cuda/cuda_gpu_reference.h"
+#include "target/nvcc_toolkit.h"
 #include "target/target.h"
 
 #ifndef KBENCH_NVCC
@@ -77,7 +78,9 @@ class CudaTarget final : public Target {
                                      "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(fs::absolute(dir), source_file(), {".cu", ".cpp", ".cc", ".cxx"}))
       argv.push_back(src.string());
-    return compile_solution(std::move(argv), dir, name(), options, build_root);
+    // The toolkit's headers are allowed inputs; nvcc on PATH may be a wrapper outside the toolkit.
+    const fs::path toolkit = nvcc_toolkit_root(argv[0]);
+    return compile_solution(std::move(argv), dir, name(), options, build_root, toolkit);
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }

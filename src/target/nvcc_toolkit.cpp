@@ -1,0 +1,52 @@
+#include "target/nvcc_toolkit.h"
+
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "core/bwrap.h"
+#include "core/subprocess.h"
+
+namespace kb {
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path canonical_dir(const fs::path& p) {
+  std::error_code ec;
+  const fs::path c = fs::canonical(p, ec);
+  return !ec && fs::is_directory(c, ec) ? c : fs::path();
+}
+
+// TOP from a dry run: nvcc prints its settings ("#$ TOP=/usr/local/cuda-13.0/bin/..") and the
+// commands it would run, and runs none of them.
+fs::path dry_run_top(const fs::path& nvcc) {
+  const CommandResult r =
+      run_command({nvcc.string(), "--dryrun", "-x", "cu", "-E", "/dev/null", "-o", "/dev/null"}, std::chrono::seconds(30));
+  if (r.exit_code != 0 || r.timed_out) return {};
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    constexpr std::string_view kTop = "#$ TOP=";
+    if (line.rfind(kTop, 0) == 0) return canonical_dir(line.substr(kTop.size()));
+  }
+  return {};
+}
+
+}  // namespace
+
+fs::path nvcc_toolkit_root(const fs::path& nvcc) {
+  static std::mutex m;
+  static std::map<fs::path, fs::path> known;
+  std::lock_guard lock(m);
+  if (auto it = known.find(nvcc); it != known.end()) return it->second;
+  fs::path root = dry_run_top(nvcc);
+  if (root.empty()) {
+    std::error_code ec;
+    const fs::path exe = fs::canonical(find_program(nvcc.string()), ec);
+    if (!ec && exe.has_parent_path()) root = canonical_dir(exe.parent_path().parent_path());
+  }
+  return known[nvcc] = root;
+}
+
+}  // namespace kb
