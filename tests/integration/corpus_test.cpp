@@ -9,6 +9,8 @@
 // instead of evaluating the corpus a second time.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,9 +72,25 @@ struct Outcome {
   std::string verdict, failure;
 };
 
-// `kbench eval` of the entry, as the corpus runs it. `output`: what kbench printed.
-nlohmann::json evaluate(const Entry& e, const std::string& out_prefix, kb::CommandResult* result = nullptr) {
-  const fs::path out = fs::temp_directory_path() / (out_prefix + e.problem + "-" + e.solution);
+// A result folder of this process's own, removed when done. CI runs on the machine the session
+// used, with its /tmp: a fixed name met a folder an interrupted earlier run had left, and kbench
+// rightly refused an --out that already holds a result.json (an honest solution "failed" in CI).
+struct OutDir {
+  explicit OutDir(const std::string& name)
+      : path(fs::temp_directory_path() / (name + "-" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+  }
+  ~OutDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  OutDir(const OutDir&) = delete;
+  OutDir& operator=(const OutDir&) = delete;
+  const fs::path path;
+};
+
+// `kbench eval` of the entry into `out`, as the corpus runs it. `result`: what kbench printed.
+nlohmann::json evaluate(const Entry& e, const fs::path& out, kb::CommandResult* result = nullptr) {
   std::vector<std::string> argv = {KBENCH_BINARY, "eval", e.problem, e.dir.string(), "--target", CORPUS_TARGET,
                                    "--json", "--out", out.string(),
                                    // Short timing: the corpus proves verdicts, not speed.
@@ -89,10 +107,10 @@ class Corpus : public testing::TestWithParam<Entry> {};
 TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   const Entry& e = GetParam();
   if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
-  const fs::path out = fs::temp_directory_path() / ("kbench-corpus-" + e.problem + "-" + e.solution);
+  const OutDir out("kbench-corpus-" + e.problem + "-" + e.solution);
   fs::remove(record_path(e));
   kb::CommandResult r;
-  const auto j = evaluate(e, "kbench-corpus-", &r);
+  const auto j = evaluate(e, out.path, &r);
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_NE(r.output.find('{'), std::string::npos) << "no JSON from kbench (exit " << r.exit_code << "): " << r.output;
   ASSERT_FALSE(j.is_discarded()) << r.output;
@@ -110,11 +128,10 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
     ASSERT_TRUE(j["summary"]["peak_fraction_geomean"].is_number());
     EXPECT_GT(j["summary"]["peak_fraction_geomean"].get<double>(), 0.0);
     EXPECT_GT(j["summary"]["sol_fraction_geomean"].get<double>(), 0.0);
-    EXPECT_TRUE(fs::is_regular_file(out / "result.json"));
+    EXPECT_TRUE(fs::is_regular_file(out.path / "result.json"));
   } else {
     EXPECT_FALSE(j["message"].get<std::string>().empty());
   }
-  fs::remove_all(out);
 }
 
 // The figures, in one test (ctest runs each parameterised test in a process of its own, so they
@@ -139,8 +156,8 @@ TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
     if (j.is_object() && j.value("binary_stamp", int64_t{0}) == stamp) {
       ++recorded;
     } else {
-      j = evaluate(e, "kbench-figures-");
-      fs::remove_all(fs::temp_directory_path() / ("kbench-figures-" + e.problem + "-" + e.solution));
+      const OutDir out("kbench-figures-" + e.problem + "-" + e.solution);
+      j = evaluate(e, out.path);
     }
     const std::string verdict = j.is_discarded() ? "?" : j.value("verdict", "?");
     const std::string failure = j.is_discarded() ? "?" : j.value("failure", "");
