@@ -142,7 +142,7 @@ void WorkerProcess::died(const std::string& during) {
   if (signal_no == SIGSYS)
     throw WorkerFailure("sandbox", "the worker was killed by its system-call filter (SIGSYS) during " + during +
                                        ": the solution tried to start a process or program, trace or read another "
-                                       "process, signal another process, or make memory writable and executable, "
+                                       "process, signal another process, or make memory executable after setup, "
                                        "none of which a kernel needs (docs/threat-model.md)" +
                                        (tail.empty() ? "" : "; its last output:\n" + tail));
   if (isolated_ && r && WIFEXITED(st) && WEXITSTATUS(st) == 1 && tail.find("bwrap: ") != std::string::npos)

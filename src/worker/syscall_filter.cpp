@@ -15,7 +15,7 @@ static_assert(SIGSYS == kb::kSandboxSignal, "SIGSYS is not 31 on this platform")
 
 namespace kb {
 
-void install_worker_sandbox(bool forbid_writable_executable) {
+void install_worker_sandbox(bool forbid_new_executable_memory) {
   std::unique_ptr<void, void (*)(scmp_filter_ctx)> ctx(seccomp_init(SCMP_ACT_ALLOW), seccomp_release);
   if (!ctx) throw std::runtime_error("seccomp_init failed");
   scmp_filter_ctx f = ctx.get();
@@ -42,11 +42,13 @@ void install_worker_sandbox(bool forbid_writable_executable) {
   check(seccomp_rule_add(f, kill, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_NE, self)), "kill");
   check(seccomp_rule_add(f, kill, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_NE, self)), "tgkill");
   check(seccomp_rule_add(f, kill, SCMP_SYS(tkill), 0), "tkill");
-  if (forbid_writable_executable) {
-    const scmp_datum_t wx = PROT_WRITE | PROT_EXEC;
-    check(seccomp_rule_add(f, kill, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx)), "mmap");
-    check(seccomp_rule_add(f, kill, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx)), "mprotect");
-    check(seccomp_rule_add(f, kill, SCMP_SYS(pkey_mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, wx, wx)), "pkey_mprotect");
+  if (forbid_new_executable_memory) {
+    // Any PROT_EXEC: refusing only PROT_WRITE|PROT_EXEC together would let a page go writable
+    // and then executable in two calls.
+    const scmp_datum_t x = PROT_EXEC;
+    check(seccomp_rule_add(f, kill, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, x, x)), "mmap");
+    check(seccomp_rule_add(f, kill, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, x, x)), "mprotect");
+    check(seccomp_rule_add(f, kill, SCMP_SYS(pkey_mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, x, x)), "pkey_mprotect");
   }
   // All threads (OpenMP's pool, the CUDA runtime's) get the filter, not only the calling one.
   check(seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1), "TSYNC");

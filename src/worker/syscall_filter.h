@@ -14,10 +14,14 @@ namespace kb {
 //    stay allowed, since the host target allows OpenMP and the CUDA runtime has its own);
 //  - ptrace, process_vm_readv/writev, pidfd_getfd, kcmp: reading or writing another process;
 //  - kill/tkill/tgkill aimed at another process (the parent, kbench's other workers);
-//  - memory both writable and executable: mmap/mprotect/pkey_mprotect with PROT_WRITE|PROT_EXEC
-//    (host target only until it is verified that the CUDA driver never asks for it after init).
+//  - with `forbid_new_executable_memory`, W^X from here on: no mapping becomes executable, so
+//    mmap/mprotect/pkey_mprotect asking for PROT_EXEC are refused, writable and executable at once
+//    or in turn (a page made writable to patch code, then executable again; generated machine
+//    code). The libraries are loaded and relocated by then, and with full RELRO (-z relro -z now,
+//    target/compile.h) their tables are read-only before the first call. Host target only until
+//    a GPU run shows that the CUDA driver never maps executable memory after initialisation.
 // Throws std::runtime_error when the kernel refuses the filter.
-void install_worker_sandbox(bool forbid_writable_executable);
+void install_worker_sandbox(bool forbid_new_executable_memory);
 
 // The signal that a sandbox violation kills the worker with.
 inline constexpr int kSandboxSignal = 31;  // SIGSYS on x86-64 and aarch64

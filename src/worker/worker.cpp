@@ -133,7 +133,7 @@ class Worker {
     state_set_ = rc == 0;
     // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
     // the runtime's initialisation, before the first kb_run.
-    if (req.sandbox) install_worker_sandbox(/*forbid_writable_executable=*/host_target_);
+    if (req.sandbox) install_worker_sandbox(/*forbid_new_executable_memory=*/host_target_);
     reply(SetupReply{rc, enomem});
   }
 

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "elf_relro.h"
 #include "target/nvcc_toolkit.h"
 #include "target/target.h"
 #include "test_support.h"
@@ -53,6 +54,7 @@ TEST_F(NvccTest, HonestSoftmaxCompilesWithNvcc) {
   kb::BuildResult r = t->build(dir, root);
   ASSERT_TRUE(r.ok) << r.command << "\n" << r.log;
   EXPECT_TRUE(fs::is_regular_file(r.library));
+  EXPECT_TRUE(kb::testing_support::read_relro(r.library).full()) << "not full RELRO: " << r.command;
   EXPECT_NE(r.command.find("-gencode=arch=compute_"), std::string::npos) << r.command;
   EXPECT_FALSE(r.cached);
   kb::BuildResult again = t->build(dir, root);  // same sources and flags: a cache hit

@@ -70,6 +70,8 @@ class CudaTarget final : public Target {
                                      "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
                                      // Only kb_setup/kb_run/kb_teardown (KB_EXPORT) are visible.
                                      "-Xcompiler", "-fvisibility=hidden",
+                                     // Full RELRO, as on the host target (docs/threat-model.md).
+                                     "-Xlinker", "-z,relro,-z,now",
                                      "--expt-relaxed-constexpr",
                                      // Line info costs nothing at run time and lets profilers map SASS to source.
                                      "-lineinfo",

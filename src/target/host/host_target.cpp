@@ -89,6 +89,9 @@ class HostTarget final : public Target {
     const char* cxx = std::getenv("KBENCH_HOST_CXX");
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
                                      "-shared", "-fPIC", "-fvisibility=hidden",
+                                     // Full RELRO: the library's dynamic tables are read-only before
+                                     // kb_setup, so no GOT entry can be rewritten (docs/threat-model.md).
+                                     "-Wl,-z,relro,-z,now",
                                      "-I" + kbench_include_dir().string(), "-I" + std::string(KBENCH_DLPACK_INCLUDE_DIR)};
     for (const auto& src : solution_sources(fs::absolute(dir), source_file(), {".cpp", ".cc", ".cxx"})) argv.push_back(src.string());
     return compile_solution(std::move(argv), dir, name(), options, build_root);
