@@ -5,8 +5,8 @@
 // Implementations: `generic` (any shell command, generic_adapter.h), the real CLIs (Claude Code,
 // Codex, opencode, Gemini CLI, Kimi Code; one file each under adapters/) and `kbench`, kbench's
 // own agent loop over an OpenAI-compatible endpoint (agent/loop/). The model gateway's URL reaches
-// them through AgentRunContext, their settings go into config_files(), and their JSON event
-// streams are parsed by normalize().
+// them through AgentRunContext and each points its own CLI at it (environment(), config_files());
+// their JSON event streams are parsed by normalize().
 #pragma once
 
 #include <chrono>
@@ -56,8 +56,11 @@ class AgentAdapter {
   virtual ~AgentAdapter() = default;
   virtual std::string name() const = 0;
   virtual AgentCommand command(const AgentRunContext& c) const = 0;
-  // Variables added to the agent's environment (kbench sets PATH, HOME, TMPDIR, LANG, TERM).
-  // Only their names go into run.json: values may be keys.
+  // Variables added to the agent's environment (kbench sets PATH, HOME, TMPDIR, LANG, TERM, and
+  // KBENCH_GATEWAY_URL with the gateway). Only their names go into run.json: values may be keys.
+  // With the gateway (c.gateway_url set) they point this adapter's own CLI at it -- its base-URL
+  // variable, unless its config file carries the URL -- and hold c.gateway_key as the CLI's key:
+  // each adapter knows which variables its CLI reads, and sets no other CLI's.
   virtual std::map<std::string, std::string> environment(const AgentRunContext& c) const = 0;
   virtual std::vector<ConfigFile> config_files(const AgentRunContext& c) const = 0;
   // Paths outside the system folders the agent needs, bound read-only into the sandbox at their

@@ -1,7 +1,7 @@
 // One agent run from start to verdict: make the run directory and the workspace, start the agent
 // in its sandbox with its budget, keep its transcript, take its solution, archive the workspace,
 // and judge a fresh copy of the solution outside the sandbox. `kbench run` is this plus options;
-// the sweep executor (part B) calls it per cell.
+// the sweep executor (part B) calls it per cell. Its stages: agent/run_stages.h.
 #pragma once
 
 #include <chrono>
@@ -34,8 +34,8 @@ struct RunRequest {
   std::filesystem::path hardware_dir;
   bool check_only = false;            // the verdict without timing (quicker; no peak_fraction)
   // The model gateway (docs/gateway.md): "replay:FILE" or "forward:URL"; empty: none. The agent's
-  // environment points at it (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, ...); its log and usage.json go
-  // into the run directory.
+  // adapter points its CLI at it (AgentAdapter::environment), KBENCH_GATEWAY_URL names it for
+  // any agent; its log and usage.json go into the run directory.
   std::string gateway;
   std::filesystem::path gateway_prices;             // price table (TOML)
   std::optional<int64_t> gateway_max_tokens;        // budgets the gateway enforces (HTTP 429)

@@ -45,6 +45,17 @@ AgentCommand GenericAdapter::command(const AgentRunContext& c) const {
   return cmd;
 }
 
+std::map<std::string, std::string> GenericAdapter::environment(const AgentRunContext& c) const {
+  if (c.gateway_url.empty()) return {};
+  const std::string openai = c.gateway_url + "/v1";  // OpenAI's SDKs put the version in the base URL
+  return {
+      {"ANTHROPIC_BASE_URL", c.gateway_url},     {"ANTHROPIC_API_KEY", c.gateway_key},
+      {"OPENAI_BASE_URL", openai},               {"OPENAI_API_BASE", openai},
+      {"OPENAI_API_KEY", c.gateway_key},         {"GOOGLE_GEMINI_BASE_URL", c.gateway_url},
+      {"GEMINI_API_BASE_URL", c.gateway_url},    {"GEMINI_API_KEY", c.gateway_key},
+  };
+}
+
 std::vector<TranscriptEvent> GenericAdapter::normalize(const TranscriptFiles& raw) const {
   std::vector<TranscriptEvent> events;
   auto add = [&](const fs::path& file, const char* stream) {

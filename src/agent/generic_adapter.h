@@ -16,7 +16,12 @@ class GenericAdapter final : public AgentAdapter {
 
   std::string name() const override { return "generic"; }
   AgentCommand command(const AgentRunContext& c) const override;
-  std::map<std::string, std::string> environment(const AgentRunContext&) const override { return {}; }
+  // Nothing without the gateway. With it, the base-URL variables and placeholder keys of every CLI
+  // kbench knows (the command may start any of them, or another that reads the same variables):
+  // ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL and GEMINI_API_BASE_URL at the gateway's URL,
+  // OPENAI_BASE_URL and OPENAI_API_BASE at its /v1, and ANTHROPIC_API_KEY, OPENAI_API_KEY and
+  // GEMINI_API_KEY set to the run's placeholder key.
+  std::map<std::string, std::string> environment(const AgentRunContext& c) const override;
   std::vector<ConfigFile> config_files(const AgentRunContext&) const override { return {}; }
   std::vector<std::filesystem::path> read_only_paths() const override { return read_only_; }
   // Each line of stdout, then each line of stderr, becomes an assistant_text event (the generic

@@ -214,6 +214,108 @@ TEST(CliAdapters, PointTheirCliAtTheGatewayWithThePlaceholderKeyAndNoTelemetry) 
   }
 }
 
+namespace {
+
+// Every variable some CLI reads for its model API's base URL or key: what the generic agent gets
+// with the gateway, and what a real adapter sets only of its own CLI.
+const char* const kGatewayVariables[] = {"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",   "OPENAI_API_BASE",
+                                         "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_BASE_URL", "ANTHROPIC_API_KEY",
+                                         "OPENAI_API_KEY",     "GEMINI_API_KEY"};
+
+// With the gateway, `agent` points its CLI at the gateway's `url` -- through `url_variable` in
+// its environment, or through its config file when `url_variable` is empty -- gives it the run's
+// placeholder key in `key_variable`, and sets no other CLI's base URL or key.
+void expect_only_its_cli_at_the_gateway(const std::string& agent, const std::string& url_variable, const std::string& url,
+                                        const std::string& key_variable) {
+  TempDir t("adapter-gateway-" + agent);
+  const AgentRunContext c = context(t.path());
+  const auto a = adapter(agent);
+  const auto env = a->environment(c);
+  if (!url_variable.empty()) {
+    ASSERT_TRUE(env.count(url_variable)) << agent << " sets no " << url_variable;
+    EXPECT_EQ(env.at(url_variable), url) << agent;
+  } else {
+    std::string configs;
+    for (const auto& f : a->config_files(c)) configs += f.content;
+    EXPECT_NE(configs.find(url), std::string::npos) << agent << "'s config files do not name " << url << ":\n" << configs;
+  }
+  ASSERT_TRUE(env.count(key_variable)) << agent << " sets no " << key_variable;
+  EXPECT_EQ(env.at(key_variable), c.gateway_key) << agent << " must send the run's placeholder key";
+  for (const char* v : kGatewayVariables) {
+    if (v != url_variable && v != key_variable) {
+      EXPECT_FALSE(env.count(v)) << agent << " sets another CLI's " << v;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(ClaudeCodeAdapter, PointsOnlyClaudeAtTheGateway) {
+  expect_only_its_cli_at_the_gateway("claude-code", "ANTHROPIC_BASE_URL", "http://127.0.0.1:4242", "ANTHROPIC_API_KEY");
+}
+
+TEST(CodexAdapter, PointsOnlyCodexAtTheGateway) {
+  // Its config.toml's provider holds the URL; OPENAI_API_KEY is the provider's env_key.
+  expect_only_its_cli_at_the_gateway("codex", "", "base_url = \"http://127.0.0.1:4242/v1\"", "OPENAI_API_KEY");
+}
+
+TEST(OpencodeAdapter, PointsOnlyOpencodeAtTheGateway) {
+  expect_only_its_cli_at_the_gateway("opencode", "", "\"baseURL\": \"http://127.0.0.1:4242/v1\"", "OPENAI_API_KEY");
+}
+
+TEST(GeminiCliAdapter, PointsOnlyGeminiAtTheGateway) {
+  expect_only_its_cli_at_the_gateway("gemini", "GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:4242", "GEMINI_API_KEY");
+}
+
+TEST(KimiCodeAdapter, PointsOnlyKimiAtTheGateway) {
+  expect_only_its_cli_at_the_gateway("kimi", "", "base_url = \"http://127.0.0.1:4242/v1\"", "OPENAI_API_KEY");
+}
+
+TEST(KbenchLoopAdapter, PointsOnlyTheLoopAtTheGateway) {
+  expect_only_its_cli_at_the_gateway("kbench", "OPENAI_BASE_URL", "http://127.0.0.1:4242/v1", "OPENAI_API_KEY");
+}
+
+TEST(GenericAdapter, GetsEveryClisGatewayVariablesOnlyWithAGateway) {
+  TempDir t("adapter-gateway-generic");
+  AgentRunContext c = context(t.path());
+  AdapterOptions o;
+  o.command = "my-agent < {prompt_file}";
+  const auto a = make_adapter("generic", o);
+  const auto env = a->environment(c);
+  EXPECT_EQ(env.size(), std::size(kGatewayVariables)) << "nothing but the gateway's variables";
+  for (const char* v : {"ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_BASE_URL"}) EXPECT_EQ(env.at(v), c.gateway_url) << v;
+  for (const char* v : {"OPENAI_BASE_URL", "OPENAI_API_BASE"}) EXPECT_EQ(env.at(v), c.gateway_url + "/v1") << v;
+  for (const char* v : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}) EXPECT_EQ(env.at(v), c.gateway_key) << v;
+  c.gateway_url.clear();
+  c.gateway_key.clear();
+  EXPECT_TRUE(a->environment(c).empty()) << "without the gateway the command gets no model variables from kbench";
+}
+
+TEST(CliAdapters, NoAdapterLeavesTheGatewaysPlaceholderKeyOut) {
+  // Whatever key variable a CLI reads, the one it finds is the run's placeholder: a user's real
+  // key in kbench's environment never reaches an agent run behind the gateway.
+  ScopedEnv anthropic("ANTHROPIC_API_KEY", "sk-users-own");
+  ScopedEnv openai("OPENAI_API_KEY", "sk-users-own");
+  ScopedEnv gemini("GEMINI_API_KEY", "sk-users-own");
+  TempDir t("adapter-gateway-keys");
+  const AgentRunContext c = context(t.path());
+  for (const auto& name : adapter_names()) {
+    AdapterOptions o;
+    o.agent_bin = "/bin/sh";
+    o.kbench_binary = "/bin/sh";
+    if (name == "generic") o.command = "my-agent";
+    const auto env = make_adapter(name, o)->environment(c);
+    int keys = 0;
+    for (const char* v : {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"}) {
+      if (env.count(v)) {
+        ++keys;
+        EXPECT_EQ(env.at(v), c.gateway_key) << name << "'s " << v;
+      }
+    }
+    EXPECT_GE(keys, 1) << name << " gives its CLI no key variable";
+  }
+}
+
 TEST(CliInstall, FindsANodeScriptsNodeAndSaysHowToInstallAMissingCli) {
   TempDir t("cli-install");
   const fs::path root = t.path();
