@@ -11,6 +11,7 @@
 
 #include "core/subprocess.h"
 #include "cli_test_util.h"
+#include "scratch_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -20,12 +21,7 @@ using kb::test::kbench;
 
 std::string solution(const std::string& name) { return std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/" + name; }
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kbench-badinput-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return kb::test::scratch_dir("badinput-" + name); }
 
 struct OptionCase {
   std::vector<std::string> command;  // the command with its required arguments

@@ -8,6 +8,7 @@
 
 #include "core/subprocess.h"
 #include "cli_test_util.h"
+#include "scratch_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -19,12 +20,7 @@ std::string solution(const std::string& problem, const std::string& name) {
   return std::string(KBENCH_SOURCE_DIR) + "/problems/" + problem + "/solutions/" + name;
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kbench-input-errors-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return kb::test::scratch_dir("input-errors-" + name); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

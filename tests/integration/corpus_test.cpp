@@ -9,8 +9,6 @@
 // instead of evaluating the corpus a second time.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "scratch_dir.h"
 #include "target/target.h"
 
 namespace fs = std::filesystem;
@@ -72,14 +71,9 @@ struct Outcome {
   std::string verdict, failure;
 };
 
-// A result folder of this process's own, removed when done. CI runs on the machine the session
-// used, with its /tmp: a fixed name met a folder an interrupted earlier run had left, and kbench
-// rightly refused an --out that already holds a result.json (an honest solution "failed" in CI).
+// A result folder of this process's own (scratch_dir.h), removed however the test ends.
 struct OutDir {
-  explicit OutDir(const std::string& name)
-      : path(fs::temp_directory_path() / (name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-  }
+  explicit OutDir(const std::string& name) : path(kb::test::scratch_dir(name, /*make=*/false)) {}
   ~OutDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
@@ -107,7 +101,7 @@ class Corpus : public testing::TestWithParam<Entry> {};
 TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   const Entry& e = GetParam();
   if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
-  const OutDir out("kbench-corpus-" + e.problem + "-" + e.solution);
+  const OutDir out("corpus-" + e.problem + "-" + e.solution);
   fs::remove(record_path(e));
   kb::CommandResult r;
   const auto j = evaluate(e, out.path, &r);
@@ -156,7 +150,7 @@ TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
     if (j.is_object() && j.value("binary_stamp", int64_t{0}) == stamp) {
       ++recorded;
     } else {
-      const OutDir out("kbench-figures-" + e.problem + "-" + e.solution);
+      const OutDir out("figures-" + e.problem + "-" + e.solution);
       j = evaluate(e, out.path);
     }
     const std::string verdict = j.is_discarded() ? "?" : j.value("verdict", "?");

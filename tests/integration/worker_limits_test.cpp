@@ -12,6 +12,7 @@
 
 #include "core/subprocess.h"
 #include "cli_test_util.h"
+#include "scratch_dir.h"
 #include "verdict/reason.h"
 
 namespace fs = std::filesystem;
@@ -22,11 +23,8 @@ using kb::test::kbench;
 
 std::string solution(const std::string& name) { return std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/" + name; }
 
-fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kbench-limits-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(p);
-  return p;
-}
+// kbench makes the result folder itself.
+fs::path scratch(const std::string& name) { return kb::test::scratch_dir("limits-" + name, /*make=*/false); }
 
 nlohmann::json json_of(const kb::CommandResult& r) {
   const size_t at = r.output.find('{');
