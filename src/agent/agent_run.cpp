@@ -19,7 +19,7 @@
 #include "core/version.h"
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "store/run_dir.h"
 #include "core/gpu_lock.h"
 #include "target/ceilings.h"
