@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "agent/run_stages.h"
+#include "core/atomic_file.h"
 #include "core/gpu_lock.h"
 #include "core/self_executable.h"
 #include "core/subprocess.h"
-#include "store/atomic_file.h"
 
 namespace kb {
 namespace fs = std::filesystem;

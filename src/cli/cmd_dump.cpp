@@ -19,7 +19,7 @@
 #include "deck/registry.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include "eval/comparator.h"
 #include "eval/evaluator.h"
 #include "eval/worker_sandbox.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "core/gpu_lock.h"
 #include "target/ceilings.h"
 #include "target/target.h"
@@ -211,6 +211,9 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--samples", c->samples, "Include every sample in --json output");
     cmd->add_flag("--no-baseline{false}", c->options.baseline,
                   "Do not time the problem's baseline (the vendor-library reference line)");
+    cmd->add_flag("--refresh-baseline", c->options.refresh_baseline,
+                  "Re-time the baseline even when its cache holds it, and overwrite the cached record (the cache is "
+                  "keyed on the problem, kbench's version, the device and the timing options; docs/evaluation.md)");
     cmd->add_flag("--no-blocking-kernel{false}", t.blocking_kernel,
                   "cuda: do not hold the stream with a blocking kernel (needed under Nsight Compute; launch overhead "
                   "then enters the samples)");

@@ -10,7 +10,7 @@
 #include "cli/app.h"
 #include "cli/option_checks.h"
 #include "core/json_text.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace kb::cli {
 namespace fs = std::filesystem;

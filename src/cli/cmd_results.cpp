@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "cli/app.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "store/results.h"
 #include "store/results_db.h"
 #include "store/run_index.h"

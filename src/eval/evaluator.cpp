@@ -18,6 +18,7 @@
 #include "deck/generate.h"
 #include "deck/registry.h"
 #include "eval/annotate.h"
+#include "eval/baseline_cache.h"
 #include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
@@ -720,10 +721,69 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
   return dir;
 }
 
+// The options the baseline is evaluated with: the solution's, judged in full by the same path,
+// except that kbench's own code is exempt from the integrity checks (it may use the very libraries
+// a problem forbids solutions) and a baseline that synchronises its stream cannot be captured.
+EvalOptions baseline_options(const Problem& p, const EvalOptions& o, const std::string& target) {
+  EvalOptions bo = o;
+  bo.check = true;
+  bo.bench = true;  // the baseline is the reference line of `bench` and `eval`
+  bo.work_dir = o.work_dir / "baseline";
+  bo.target = target;
+  bo.integrity = false;
+  bo.expected_seconds.clear();
+  if (p.baseline_synchronizes) {
+    bo.timing.blocking_kernel = false;
+    bo.timing.hot_capture = false;
+  }
+  return bo;
+}
+
+// The baseline's place in its cache (eval/baseline_cache.h) and what it holds; no `file` when the
+// cache cannot be used (a target or device kbench cannot name).
+struct CachedBaseline {
+  std::string key;
+  fs::path file;
+  std::optional<EvalResult> result;
+};
+
+CachedBaseline look_up_baseline(const Problem& p, const EvalOptions& o) {
+  CachedBaseline c;
+  try {
+    const std::unique_ptr<Target> target = make_target(o.target);
+    const std::string name = target->name();
+    const std::string ext = name == "cuda" ? ".cu" : ".cpp";
+    if (!p.supports(name) || !fs::is_regular_file(p.dir / ("baseline" + ext))) return c;
+    c.key = baseline_cache_key(p, name, target->device_fingerprint(), kbench_version(), baseline_options(p, o, name));
+    c.file = baseline_cache_file(c.key);
+    if (!o.refresh_baseline) c.result = read_cached_baseline(c.file, c.key);
+  } catch (const std::exception&) {
+    // No target or device to key on: the baseline is evaluated, as without a cache, and the
+    // evaluation itself reports what is wrong.
+    c.file.clear();
+  }
+  return c;
+}
+
+// A cached baseline was scored against the ceilings of its time: it stands for this evaluation only
+// where the solution's are the same (a datasheet edited, host ceilings re-measured: re-scored fresh).
+bool same_ceilings(const EvalResult& baseline, const EvalResult& r) {
+  return baseline.ceilings_id == r.ceilings_id && baseline.compute_peak == r.compute_peak &&
+         baseline.memory_peak == r.memory_peak;
+}
+
 }  // namespace
 
 EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOptions& o) {
-  EvalResult r = evaluate_build(p, solution_dir, o, {});
+  // Looked up for `check` too: the derived call timeout follows the baseline's time of each shape
+  // where the cache knows it (eval/call_timeout.h), whichever command judges the solution.
+  CachedBaseline cached;
+  if (o.baseline) cached = look_up_baseline(p, o);
+  EvalOptions so = o;
+  if (cached.result)
+    for (const auto& s : cached.result->shapes)
+      if (s.timing && s.timing->seconds.median > 0) so.expected_seconds.try_emplace(s.index, s.timing->seconds.median);
+  EvalResult r = evaluate_build(p, solution_dir, so, {});
   r.annotation = annotate(r);
   if (!o.bench || !o.baseline || r.target.empty()) return r;
   // The reference line is for comparing a passing solution's times: a failed one has none to compare.
@@ -731,23 +791,25 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     if (o.progress) o.progress("baseline: not timed (the solution did not pass)");
     return r;
   }
+  const fs::path baseline_source = p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"));
+  if (cached.result && cached.result->target == r.target && same_ceilings(*cached.result, r)) {
+    r.baseline = std::make_shared<EvalResult>(std::move(*cached.result));
+    r.baseline->solution_dir = baseline_source.string();
+    r.baseline_description = p.baseline_description;
+    if (o.progress) o.progress("baseline: from the cache (" + cached.file.string() + ")");
+    return r;
+  }
   try {
     auto staged = stage_baseline(p, r.target, o.work_dir);
     if (!staged) return r;
-    EvalOptions bo = o;
-    bo.check = true;
-    bo.work_dir = o.work_dir / "baseline";
-    bo.target = r.target;
-    // The baseline is kbench's own code and may use the very libraries a problem forbids solutions.
-    bo.integrity = false;
-    if (p.baseline_synchronizes) {
-      bo.timing.blocking_kernel = false;
-      bo.timing.hot_capture = false;
-    }
+    EvalOptions bo = baseline_options(p, o, r.target);
     if (o.progress) bo.progress = [&o](const std::string& line) { o.progress("baseline: " + line); };
     r.baseline = std::make_shared<EvalResult>(evaluate_build(p, *staged, bo, p.baseline_libraries));
-    r.baseline->solution_dir = (p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"))).string();
+    r.baseline->solution_dir = baseline_source.string();
     r.baseline_description = p.baseline_description;
+    // Only a passing baseline is kept: a failure (a transient one included) is tried again next time.
+    if (!cached.file.empty() && write_cached_baseline(cached.file, cached.key, *r.baseline) && o.progress)
+      o.progress("baseline: cached (" + cached.file.string() + ")");
   } catch (const std::exception& e) {
     // The reference line is informational: its failure never changes the solution's verdict.
     if (o.progress) o.progress(std::string("baseline: could not be evaluated: ") + e.what());

@@ -33,6 +33,7 @@ struct EvalOptions {
   uint64_t log_limit_bytes = 64ull << 20;
   std::optional<uint64_t> memory_limit_bytes;
   // Per shape index, the baseline's median time where known: the derived call timeout follows it.
+  // evaluate() fills it from the baseline's cache on a hit (entries given here are kept).
   std::map<size_t, double> expected_seconds;
   // Judge every shape even after one has failed (the verdict is known at the first failure).
   bool all_shapes = false;
@@ -41,6 +42,9 @@ struct EvalOptions {
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
   bool refresh_ceilings = false;
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one
+  // Re-evaluate the baseline even when its cache (eval/baseline_cache.h) holds it, and overwrite
+  // the cached record. Without it a cached baseline is used and its times set expected_seconds.
+  bool refresh_baseline = false;
   bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
   bool sandbox = true;                  // the worker's system-call filter after kb_setup
   // The namespace sandbox (bubblewrap) around the build and the worker: no network, no

@@ -1,6 +1,10 @@
 #include "eval/result.h"
 
 #include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
 
 namespace kb {
 namespace {
@@ -38,7 +42,242 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"call_timeout_seconds", s.call_timeout_seconds}};
 }
 
+// --- The inverse of the writers above (eval_result_from_json) ---------------------------------
+
+template <class T>
+T get(const json& j, const char* key) {
+  return j.at(key).get<T>();
+}
+
+double opt_double(const json& v) { return v.is_null() ? NAN : v.get<double>(); }
+
+std::optional<double> opt_from(const json& v) {
+  return v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
+}
+
+std::optional<int> opt_int(const json& v) { return v.is_null() ? std::nullopt : std::optional<int>(v.get<int>()); }
+
+// judge.cpp writes a non-finite error as its text ("inf", "nan").
+double number_or_text(const json& v) { return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>(); }
+
+Reason reason_from(const json& v) {
+  const auto name = v.get<std::string>();
+  if (auto r = parse_reason(name)) return *r;
+  throw std::invalid_argument("unknown failure reason \"" + name + "\"");
+}
+
+Evidence evidence_from(const json& j) {
+  Evidence e;
+  e.kind = get<std::string>(j, "kind");
+  e.text = get<std::string>(j, "text");
+  e.file = j.value("file", "");
+  e.line = j.value("line", 0);
+  e.kernel = j.value("kernel", "");
+  e.note = j.value("note", "");
+  return e;
+}
+
+OutputVerdict output_verdict_from(const json& j) {
+  OutputVerdict v;
+  v.output = get<std::string>(j, "output");
+  v.pass = get<bool>(j, "pass");
+  v.failure = reason_from(j.at("failure"));
+  v.checked = get<int64_t>(j, "checked");
+  v.failed = get<int64_t>(j, "failed");
+  v.unwritten = get<int64_t>(j, "unwritten");
+  v.max_abs_err = number_or_text(j.at("max_abs_err"));
+  v.max_rel_err = number_or_text(j.at("max_rel_err"));
+  v.max_ulp_err = number_or_text(j.at("max_ulp_err"));
+  v.rel_l2 = number_or_text(j.at("rel_l2"));
+  for (const auto& w : j.at("worst")) {
+    ElementError e;
+    e.coords = get<std::vector<int64_t>>(w, "index");
+    e.expected = number_or_text(w.at("expected"));
+    e.got = number_or_text(w.at("got"));
+    e.abs_err = number_or_text(w.at("abs_err"));
+    e.rel_err = number_or_text(w.at("rel_err"));
+    e.ulp_err = number_or_text(w.at("ulp_err"));
+    v.worst.push_back(std::move(e));
+  }
+  v.message = get<std::string>(j, "message");
+  return v;
+}
+
+SeedCheck seed_check_from(const json& j) {
+  SeedCheck c;
+  c.seed = get<uint64_t>(j, "seed");
+  c.secret = get<bool>(j, "secret");
+  c.pass = get<bool>(j, "pass");
+  c.finding = Finding(reason_from(j.at("failure")), get<std::string>(j, "message"));
+  for (const auto& o : j.at("outputs")) c.outputs.push_back(output_verdict_from(o));
+  c.seconds = get<double>(j, "seconds");
+  return c;
+}
+
+// The inverse of timing.cpp's writer with samples: the summary of the cold samples as written, the
+// event samples themselves (their summary, "event", is recomputed from them as the writer does).
+TimingRecord timing_from(const json& j) {
+  TimingRecord t;
+  Summary& s = t.seconds;
+  s.n = get<size_t>(j, "n");
+  s.median = get<double>(j, "median");
+  s.mean = get<double>(j, "mean");
+  s.min = get<double>(j, "min");
+  s.max = get<double>(j, "max");
+  s.p10 = get<double>(j, "p10");
+  s.p90 = get<double>(j, "p90");
+  s.q25 = get<double>(j, "q25");
+  s.q75 = get<double>(j, "q75");
+  s.iqr = get<double>(j, "iqr");
+  s.stdev = get<double>(j, "stdev");
+  s.rel_stdev = get<double>(j, "rel_stdev");
+  t.warmup_calls = get<size_t>(j, "warmup_calls");
+  t.stop_reason = get<std::string>(j, "stop_reason");
+  t.wall_seconds = get<double>(j, "wall_seconds");
+  t.sm_clock_median_mhz = opt_double(j.at("sm_clock_median_mhz"));
+  t.sm_clock_min_mhz = opt_double(j.at("sm_clock_min_mhz"));
+  t.max_sm_clock_mhz = get<double>(j, "max_sm_clock_mhz");
+  t.throttled = get<size_t>(j, "throttled");
+  const json& hot = j.at("hot");
+  t.hot_seconds = opt_double(hot.at("seconds"));
+  t.hot_calls = get<size_t>(hot, "calls");
+  t.hot_mode = get<std::string>(hot, "mode");
+  t.tail_checks = j.at("tail_checks");
+  t.span_samples = get<size_t>(j, "span_samples");
+  // Without its samples a record cannot be rebuilt as written ("samples", "event").
+  t.samples = get<std::vector<double>>(j, "samples");
+  t.event_samples = get<std::vector<double>>(j, "event_samples");
+  return t;
+}
+
+RooflinePoint roofline_from(const json& j) {
+  RooflinePoint p;
+  p.flops = get<double>(j, "flops");
+  p.bytes = get<double>(j, "bytes");
+  p.seconds = get<double>(j, "seconds");
+  p.flops_per_s = get<double>(j, "flops_per_s");
+  p.bytes_per_s = get<double>(j, "bytes_per_s");
+  p.compute_peak = get<double>(j, "compute_peak");
+  p.memory_peak = get<double>(j, "memory_peak");
+  p.compute_fraction = get<double>(j, "compute_fraction");
+  p.memory_fraction = get<double>(j, "memory_fraction");
+  p.peak_fraction = get<double>(j, "peak_fraction");
+  p.sol_fraction = get<double>(j, "sol_fraction");
+  return p;
+}
+
+ShapeResult shape_from(const json& j) {
+  ShapeResult s;
+  s.index = get<size_t>(j, "index");
+  s.label = get<std::string>(j, "label");
+  // In key order: the writer's object is sorted too, so to_json is unchanged (the problem's own
+  // order of its dimensions is not recorded).
+  for (const auto& [k, v] : j.at("dims").items()) s.dims.emplace_back(k, v.get<int64_t>());
+  s.pass = get<bool>(j, "pass");
+  s.finding = Finding(reason_from(j.at("failure")), get<std::string>(j, "message"));
+  for (const auto& c : j.at("checks")) s.checks.push_back(seed_check_from(c));
+  s.flops = get<double>(j, "flops");
+  s.bytes = get<double>(j, "bytes");
+  if (!j.at("timing").is_null()) s.timing = timing_from(j.at("timing"));
+  if (!j.at("roofline").is_null()) s.roofline = roofline_from(j.at("roofline"));
+  s.gpu_work = j.at("gpu_work");
+  const json& sec = j.at("seconds");
+  s.seconds = {get<double>(sec, "setup"), get<double>(sec, "expected"), get<double>(sec, "worker"),
+               get<double>(sec, "judging"), get<double>(sec, "total")};
+  s.call_timeout_seconds = get<double>(j, "call_timeout_seconds");
+  return s;
+}
+
+// A kernel's instruction classes come back as far as the writer shows them: the tensor-core, TMA
+// and tensor-memory classes by name, the local stores and loads as STL and LDL.
+SassReport sass_from(const json& j) {
+  SassReport r;
+  r.available = get<bool>(j, "available");
+  r.tool = get<std::string>(j, "tool");
+  r.note = get<std::string>(j, "note");
+  r.listing.archs = get<std::set<std::string>>(j, "archs");
+  for (const auto& k : j.at("kernels")) {
+    SassKernel kernel;
+    kernel.name = get<std::string>(k, "name");
+    kernel.demangled = get<std::string>(k, "demangled");
+    kernel.arch = get<std::string>(k, "arch");
+    kernel.instructions = get<size_t>(k, "instructions");
+    for (const char* family : {"tensor_core", "tma", "tensor_memory"})
+      for (const auto& [cls, n] : k.at(family).items()) kernel.classes[cls] = n.get<size_t>();
+    if (size_t n = get<size_t>(k, "local_stores")) kernel.classes["STL"] = n;
+    if (size_t n = get<size_t>(k, "local_loads")) kernel.classes["LDL"] = n;
+    kernel.registers = opt_int(k.at("registers"));
+    kernel.stack_bytes = opt_int(k.at("stack_bytes"));
+    kernel.shared_bytes = opt_int(k.at("shared_bytes"));
+    kernel.local_bytes = opt_int(k.at("local_bytes"));
+    kernel.evidence = get<std::vector<std::string>>(k, "evidence");
+    r.listing.kernels.push_back(std::move(kernel));
+  }
+  for (const auto& q : j.at("required")) {
+    RequiredInstructions req;
+    req.arch = get<std::string>(q, "arch");
+    req.key = get<std::string>(q, "key");
+    req.classes = get<std::vector<std::string>>(q, "classes");
+    req.found = get<std::vector<std::string>>(q, "found");
+    req.tensor_core_found = get<std::map<std::string, size_t>>(q, "tensor_core_found");
+    r.required.push_back(std::move(req));
+  }
+  return r;
+}
+
+Annotation annotation_from(const json& j) {
+  Annotation a;
+  a.verdict = get<std::string>(j, "verdict");
+  a.summary = get<std::string>(j, "summary");
+  a.failure = get<std::string>(j, "failure");
+  a.needs_review = get<bool>(j, "needs_review");
+  for (const auto& e : j.at("evidence")) a.evidence.push_back(evidence_from(e));
+  return a;
+}
+
 }  // namespace
+
+EvalResult eval_result_from_json(const json& j) {
+  if (j.value("schema", "") != kResultSchema)
+    throw std::invalid_argument("not a " + std::string(kResultSchema) + " record");
+  EvalResult r;
+  r.mode = get<std::string>(j, "mode");
+  r.problem = get<std::string>(j, "problem");
+  r.target = get<std::string>(j, "target");
+  r.device = get<std::string>(j, "device");
+  r.solution_dir = get<std::string>(j, "solution_dir");
+  r.finding = Finding(reason_from(j.at("failure")), get<std::string>(j, "message"));
+  const json& sandbox = j.at("sandbox");
+  r.sandbox.enabled = get<std::string>(sandbox, "kind") == "bwrap";
+  r.sandbox.version = sandbox.value("version", "");
+  r.sandbox.reason = sandbox.value("reason", "");
+  r.sandbox.seccomp = get<bool>(sandbox, "seccomp");
+  const json& build = j.at("build");
+  r.build = BuildRecord{get<bool>(build, "ok"), get<bool>(build, "cached"), get<double>(build, "seconds"),
+                        get<std::string>(build, "command"), get<std::string>(build, "library"),
+                        get<std::string>(build, "log_excerpt")};
+  if (!j.at("sass").is_null()) r.sass = sass_from(j.at("sass"));
+  for (const auto& s : j.at("shapes")) r.shapes.push_back(shape_from(s));
+  r.shapes_not_judged = get<std::vector<size_t>>(j, "shapes_not_judged");
+  const json& summary = j.at("summary");
+  r.peak_fraction_geomean = opt_from(summary.at("peak_fraction_geomean"));
+  r.sol_fraction_geomean = opt_from(summary.at("sol_fraction_geomean"));
+  r.regime = get<std::string>(summary, "regime");
+  r.compute_peak_key = get<std::string>(summary, "compute_peak_key");
+  r.memory_peak_key = get<std::string>(summary, "memory_peak_key");
+  r.compute_peak = opt_from(summary.at("compute_peak"));
+  r.memory_peak = opt_from(summary.at("memory_peak"));
+  r.ceilings_id = get<std::string>(summary, "ceilings");
+  r.ceilings_measured = get<bool>(summary, "ceilings_measured");
+  r.timing_policy = timing_policy_from_json(j.at("timing_policy"));
+  if (!j.at("baseline").is_null()) r.baseline = std::make_shared<EvalResult>(eval_result_from_json(j.at("baseline")));
+  r.baseline_description = get<std::string>(j, "baseline_description");
+  r.kbench_version = get<std::string>(j, "kbench_version");
+  r.started_at = get<std::string>(j, "started_at");
+  r.duration_seconds = get<double>(j, "duration_seconds");
+  if (!j.at("annotation").is_null()) r.annotation = annotation_from(j.at("annotation"));
+  return r;
+}
 
 json to_json(const EvalResult& r, bool with_samples) {
   json shapes = json::array();

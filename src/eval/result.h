@@ -108,5 +108,11 @@ struct EvalResult {
 };
 
 nlohmann::json to_json(const EvalResult& r, bool with_samples = true);
+// The inverse of to_json(r, /*with_samples=*/true): to_json(from_json(to_json(r))) == to_json(r),
+// so a result read back (the baseline cache, eval/baseline_cache.h) is recorded byte for byte as it
+// was written. Facts to_json does not write are rebuilt only as far as to_json shows them (a SASS
+// kernel's instruction classes: the tensor-core, TMA, tensor-memory and local-memory ones). Throws
+// nlohmann::json::exception or std::invalid_argument on a document that is not such a record.
+EvalResult eval_result_from_json(const nlohmann::json& j);
 
 }  // namespace kb

@@ -22,7 +22,7 @@
 #include "report/site_tools.h"
 #include "report/svg_charts.h"
 #include "report/timeline.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "store/run_dir.h"
 
 namespace kb::report {

@@ -18,7 +18,7 @@
 #include <stdexcept>
 
 #include "core/json_text.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace kb {
 namespace fs = std::filesystem;

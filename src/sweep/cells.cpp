@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "store/run_dir.h"
 #include "store/run_index.h"
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/subprocess.h"
-#include "store/atomic_file.h"
+#include "core/atomic_file.h"
 #include "target/target.h"
 
 namespace kb {

@@ -86,6 +86,8 @@ Ceilings measure_host_ceilings();
 Ceilings host_ceilings(bool refresh = false);
 // The cached host ceilings of this machine, or nullopt when none are cached; never measures.
 std::optional<Ceilings> cached_host_ceilings();
+// What the host ceilings cache is keyed on: machine id, CPU model, online CPUs, OpenMP threads.
+std::string host_machine_key();
 std::filesystem::path kbench_cache_dir();
 
 // --- The cache of measured ceilings (host and cuda) ------------------------------------------

@@ -142,6 +142,11 @@ class Target {
   virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root,
                             const BuildOptions& options = {}) const = 0;
   virtual std::unique_ptr<Device> open_device() const = 0;
+  // What identifies the hardware a time measured on this target depends on, for caches of measured
+  // times (eval/baseline_cache.h): cuda, the GPU's UUID and the driver's CUDA version (as the cuda
+  // ceilings cache); host, the machine, CPU model, online CPUs and OpenMP threads (as the host
+  // ceilings cache). Throws std::runtime_error when the device cannot be identified.
+  virtual std::string device_fingerprint() const = 0;
   // Peaks used for scoring. `hardware_dir` holds the datasheets (cuda); host ceilings are measured.
   //
   // `measure` says whether a target scored against a datasheet may run its own measurement of the

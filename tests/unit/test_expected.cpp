@@ -29,6 +29,7 @@ class FakeGpuReferenceTarget : public kb::Target {
   std::string source_file() const override { return "solution.cu"; }
   kb::BuildResult build(const fs::path&, const fs::path&, const kb::BuildOptions&) const override { return {}; }
   std::unique_ptr<kb::Device> open_device() const override { return nullptr; }
+  std::string device_fingerprint() const override { return "fake"; }
   kb::Ceilings ceilings(const fs::path&, bool, bool) const override { return {}; }
   double physics_slack() const override { return 1.0; }
   bool gpu_reference(const kb::Problem& p, const kb::ShapeCase& shape, const std::vector<kb::HostTensor>& inputs,

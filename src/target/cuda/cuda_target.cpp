@@ -86,6 +86,10 @@ class CudaTarget final : public Target {
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }
+  std::string device_fingerprint() const override {
+    const CudaDeviceIdentity id = cuda_device_identity(0);
+    return fmt::format("cuda | {} | {} | CUDA driver {}", id.uuid, id.name, id.driver_version);
+  }
 
   bool gpu_reference(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                      const std::vector<HostTensor>& weights, std::vector<std::vector<double>>& expected) const override {

@@ -445,9 +445,11 @@ std::filesystem::path kbench_cache_dir() {
   return std::filesystem::temp_directory_path() / fmt::format("kbench-cache-{}", getuid());
 }
 
+std::string host_machine_key() { return machine_key(std::max(1, omp_get_max_threads())); }
+
 namespace {
 
-std::string host_cache_key() { return machine_key(std::max(1, omp_get_max_threads())); }
+std::string host_cache_key() { return host_machine_key(); }
 std::filesystem::path host_cache_file(const std::string& key) {
   return kbench_cache_dir() / fmt::format("host-ceilings-{:016x}.json", fnv1a(key));
 }

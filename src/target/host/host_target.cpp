@@ -98,6 +98,7 @@ class HostTarget final : public Target {
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<HostDevice>(); }
+  std::string device_fingerprint() const override { return "host | " + host_machine_key(); }
 
   // Host ceilings are always measured (and cached): `measure` changes nothing here.
   Ceilings ceilings(const fs::path&, bool refresh, bool /*measure*/) const override { return host_ceilings(refresh); }
