@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/hash.h"
 #include "core/json_text.h"
+#include "core/read_file.h"
 #include "target/ceilings.h"
 
 namespace kb {
@@ -17,13 +18,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Every file of the problem folder by relative path and content, but the deck's solutions: they
 // are not the problem, and a new solution must not invalidate the baseline.

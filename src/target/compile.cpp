@@ -13,6 +13,7 @@
 #include "core/bwrap.h"
 #include "core/data_dir.h"
 #include "core/hash.h"
+#include "core/read_file.h"
 #include "core/subprocess.h"
 #include "core/version.h"
 #include "target/build_sandbox.h"
@@ -38,13 +39,6 @@ std::vector<fs::path> solution_sources(const fs::path& dir, const std::string& m
 }
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Every file of `dir`, recursively (headers included), by path relative to it and content.
 std::string folder_material(const fs::path& dir) {

@@ -40,8 +40,13 @@ std::vector<std::string> listed_problems(const std::string& list_json) {
   return names;
 }
 
+// This process's folder for the tests' scratch folders; removed whole when a test is done with it.
+// Named, never derived from a scratch folder's parent: a helper that named its folders otherwise
+// once made that parent /tmp itself.
+fs::path scratch_root() { return fs::temp_directory_path() / ("kbench-install-test-" + std::to_string(getpid())); }
+
 fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("kbench-install-test-" + std::to_string(getpid())) / name;
+  const fs::path d = scratch_root() / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -57,7 +62,7 @@ class Installed : public ::testing::Test {
     fs::rename(root / "installed", root / "moved");
     prefix_ = root / "moved";
   }
-  static void TearDownTestSuite() { fs::remove_all(prefix_.parent_path().parent_path()); }
+  static void TearDownTestSuite() { fs::remove_all(scratch_root()); }
   static fs::path prefix_;
 };
 fs::path Installed::prefix_;
@@ -111,7 +116,7 @@ TEST(DataDir, KbenchDataDirNamesTheDeckAndKbenchProblemsStillWins) {
   r = run({KBENCH_BINARY, "list"}, clean_env({"KBENCH_DATA_DIR=" + empty.string()}));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(empty.string()), std::string::npos) << r.output;
-  fs::remove_all(data.parent_path());
+  fs::remove_all(scratch_root());
 }
 
 // --- Shell completion --------------------------------------------------------------------------
@@ -220,7 +225,7 @@ TEST(Completion, BashCompletesCommandsSubcommandsAndOptions) {
   // After an option that takes a value, files (here: the folder's own file).
   EXPECT_EQ(bash_complete(file, {"kbench", "eval", "--out", (dir / "kbench.b").string()}),
             (std::set<std::string>{file.string()}));
-  fs::remove_all(dir.parent_path());
+  fs::remove_all(scratch_root());
 }
 
 TEST(Completion, ZshScriptParses) {
@@ -230,7 +235,7 @@ TEST(Completion, ZshScriptParses) {
   std::ofstream(dir / "_kbench") << completion("zsh");
   auto r = kb::run_command({"zsh", "-n", (dir / "_kbench").string()}, std::chrono::minutes(1));
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  fs::remove_all(dir.parent_path());
+  fs::remove_all(scratch_root());
 }
 
 }  // namespace
