@@ -108,8 +108,8 @@ std::vector<std::string> bwrap_command(const BwrapLayout& l, const std::vector<s
     for (const auto& n : gpu_device_nodes()) a.insert(a.end(), {"--dev-bind", n.string(), n.string()});
   a.insert(a.end(), {"--tmpfs", "/tmp", "--tmpfs", "/dev/shm"});
   // Order matters: later mounts go on top of earlier ones, and parent folders of a bound path are
-  // created empty in the sandbox's own root (so binding /work/runs/X/workspace shows nothing else
-  // of /work/runs).
+  // created empty in the sandbox's own root (so binding runs/X/workspace shows nothing else
+  // of runs/).
   for (const auto& p : l.read_only) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
   for (const auto& [out, in] : l.read_only_at) a.insert(a.end(), {"--ro-bind", out.string(), in.string()});
   for (const auto& p : l.writable) a.insert(a.end(), {"--bind", p.string(), p.string()});
