@@ -203,9 +203,8 @@ Tool probe_cupti(const Tool& nvcc) {
       &t);
   std::vector<fs::path> dirs;
   if (t.path.empty()) {
-    if (nvcc.found) {
-      fs::path root = nvcc_toolkit_root(nvcc.path);  // nvcc on PATH may be a wrapper outside the toolkit
-      if (root.empty()) root = fs::path(nvcc.path).parent_path().parent_path();
+    // nvcc on PATH may be a wrapper outside the toolkit: the toolkit is where nvcc says it is.
+    if (const fs::path root = nvcc.found ? nvcc_toolkit_root(nvcc.path) : fs::path(); !root.empty()) {
       dirs = {root / "lib64", root / "extras" / "CUPTI" / "lib64", root / "targets" / "x86_64-linux" / "lib",
               root / "targets" / "sbsa-linux" / "lib"};
     }

@@ -708,16 +708,21 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
   }
 }
 
+// The problem's baseline source for a target: baseline.cu (cuda) or baseline.cpp (host), whether
+// or not the problem has one.
+fs::path baseline_source(const Problem& p, const std::string& target) {
+  return p.dir / (target == "cuda" ? "baseline.cu" : "baseline.cpp");
+}
+
 // The problem's baseline for this target, staged as a solution folder (baseline.cu becomes
 // solution.cu) so it is built and judged by exactly the same path; nullopt when it has none.
 std::optional<fs::path> stage_baseline(const Problem& p, const std::string& target, const fs::path& work_dir) {
-  const std::string ext = target == "cuda" ? ".cu" : ".cpp";
-  const fs::path src = p.dir / ("baseline" + ext);
+  const fs::path src = baseline_source(p, target);
   if (!fs::is_regular_file(src)) return std::nullopt;
   const fs::path dir = work_dir / "baseline-source";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::copy_file(src, dir / ("solution" + ext));
+  fs::copy_file(src, dir / ("solution" + src.extension().string()));
   return dir;
 }
 
@@ -752,8 +757,7 @@ CachedBaseline look_up_baseline(const Problem& p, const EvalOptions& o) {
   try {
     const std::unique_ptr<Target> target = make_target(o.target);
     const std::string name = target->name();
-    const std::string ext = name == "cuda" ? ".cu" : ".cpp";
-    if (!p.supports(name) || !fs::is_regular_file(p.dir / ("baseline" + ext))) return c;
+    if (!p.supports(name) || !fs::is_regular_file(baseline_source(p, name))) return c;
     c.key = baseline_cache_key(p, name, target->device_fingerprint(), kbench_version(), baseline_options(p, o, name));
     c.file = baseline_cache_file(c.key);
     if (!o.refresh_baseline) c.result = read_cached_baseline(c.file, c.key);
@@ -791,10 +795,10 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     if (o.progress) o.progress("baseline: not timed (the solution did not pass)");
     return r;
   }
-  const fs::path baseline_source = p.dir / ("baseline" + std::string(r.target == "cuda" ? ".cu" : ".cpp"));
+  const fs::path source = baseline_source(p, r.target);
   if (cached.result && cached.result->target == r.target && same_ceilings(*cached.result, r)) {
     r.baseline = std::make_shared<EvalResult>(std::move(*cached.result));
-    r.baseline->solution_dir = baseline_source.string();
+    r.baseline->solution_dir = source.string();
     r.baseline_description = p.baseline_description;
     if (o.progress) o.progress("baseline: from the cache (" + cached.file.string() + ")");
     return r;
@@ -805,7 +809,7 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     EvalOptions bo = baseline_options(p, o, r.target);
     if (o.progress) bo.progress = [&o](const std::string& line) { o.progress("baseline: " + line); };
     r.baseline = std::make_shared<EvalResult>(evaluate_build(p, *staged, bo, p.baseline_libraries));
-    r.baseline->solution_dir = baseline_source.string();
+    r.baseline->solution_dir = source.string();
     r.baseline_description = p.baseline_description;
     // Only a passing baseline is kept: a failure (a transient one included) is tried again next time.
     if (!cached.file.empty() && write_cached_baseline(cached.file, cached.key, *r.baseline) && o.progress)

@@ -24,6 +24,13 @@ fs::path canonical_dir(const fs::path& p) {
 
 }  // namespace
 
+fs::path folder_above_bin(const std::string& program) {
+  std::error_code ec;
+  const fs::path exe = fs::canonical(find_program(program), ec);
+  if (ec || !exe.has_parent_path() || !exe.parent_path().has_parent_path()) return {};
+  return exe.parent_path().parent_path();
+}
+
 bool BuildRoots::allows(const fs::path& f) const {
   if (under(f, solution) || under(f, toolchain)) return true;
   for (const auto& i : include)
@@ -45,19 +52,10 @@ BuildRoots build_roots(const std::vector<std::string>& argv, const fs::path& sol
     if (fs::path c = canonical_dir(dir); !c.empty() && std::find(r.include.begin(), r.include.end(), c) == r.include.end())
       r.include.push_back(c);
   }
-  // The toolchain: the folder above the compiler's bin/ (/usr/local/cuda-13.0 for nvcc); /usr
-  // itself is not taken whole (the system headers are named above).
-  if (!toolchain.empty()) {
-    const fs::path root = canonical_dir(toolchain);
-    if (!root.empty() && root != "/usr" && root != "/" && root != "/usr/local") r.toolchain = root;
-  } else if (!argv.empty()) {
-    std::error_code ec;
-    const fs::path exe = fs::canonical(find_program(argv[0]), ec);
-    if (!ec && exe.has_parent_path() && exe.parent_path().has_parent_path()) {
-      const fs::path root = exe.parent_path().parent_path();
-      if (root != "/usr" && root != "/" && root != "/usr/local") r.toolchain = root;
-    }
-  }
+  // The toolchain: where the target says it is (nvcc: target/nvcc_toolkit.h), else the folder
+  // above the compiler's bin/; /usr itself is not taken whole (the system headers are named above).
+  const fs::path root = !toolchain.empty() ? canonical_dir(toolchain) : argv.empty() ? fs::path() : folder_above_bin(argv[0]);
+  if (!root.empty() && root != "/usr" && root != "/" && root != "/usr/local") r.toolchain = root;
   return r;
 }
 

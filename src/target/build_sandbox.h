@@ -29,6 +29,10 @@ struct BuildRoots {
   std::filesystem::path temp_dir = "/tmp";
   bool allows(const std::filesystem::path& canonical_file) const;
 };
+// The folder above the bin/ of `program` (looked up on PATH), links resolved: /usr/local/cuda-13.0
+// for /usr/local/cuda/bin/nvcc. Empty when the program is not found.
+std::filesystem::path folder_above_bin(const std::string& program);
+
 // `toolchain`, when given, is the compiler's toolchain root as its target knows it (the cuda target
 // asks nvcc: target/nvcc_toolkit.h); otherwise the folder above the compiler's bin/.
 BuildRoots build_roots(const std::vector<std::string>& argv, const std::filesystem::path& solution_dir,

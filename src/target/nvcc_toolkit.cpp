@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/bwrap.h"
 #include "core/subprocess.h"
+#include "target/build_sandbox.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -41,11 +41,7 @@ fs::path nvcc_toolkit_root(const fs::path& nvcc) {
   std::lock_guard lock(m);
   if (auto it = known.find(nvcc); it != known.end()) return it->second;
   fs::path root = dry_run_top(nvcc);
-  if (root.empty()) {
-    std::error_code ec;
-    const fs::path exe = fs::canonical(find_program(nvcc.string()), ec);
-    if (!ec && exe.has_parent_path()) root = canonical_dir(exe.parent_path().parent_path());
-  }
+  if (root.empty()) root = folder_above_bin(nvcc.string());
   return known[nvcc] = root;
 }
 
