@@ -24,4 +24,9 @@ std::string StoppingCriterion::should_stop(const std::vector<double>& samples, d
   return "";
 }
 
+bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_clock_mhz, double threshold) {
+  const double clock = std::isfinite(start_clock_mhz) ? start_clock_mhz : call_clock_mhz;
+  return std::isfinite(clock) && max_clock_mhz > 0 && clock < threshold * max_clock_mhz;
+}
+
 }  // namespace kb

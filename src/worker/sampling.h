@@ -24,6 +24,17 @@ inline constexpr double kSpanAgreementSeconds = 20e-6;
 inline constexpr double kSpanAgreementFraction = 0.25;
 double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span);
 
+// Whether a cold sample ran on a throttled GPU and is discarded. The clock when the call began
+// (`start_clock_mhz`, the probe just before it) decides where the target reads it: a GPU that was
+// already below `threshold` x `max_clock_mhz` then (thermal or power brake, another process,
+// clocks not yet up) would score the solution on a slower machine than the one it is judged for.
+// A drop during the call is the call's own power draw: a long tensor-core kernel runs an H200 at
+// its power limit, below 75% of the boost clock, and that is the speed the solution has (its
+// sample is kept; the clock over the call is still recorded). Without a start clock (NaN), the
+// clock over the call (`call_clock_mhz`) decides; without either, or without a maximum, nothing is
+// discarded.
+bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_clock_mhz, double threshold);
+
 // The stopping rule, separated from the loop so it can be tested on synthetic samples.
 class StoppingCriterion {
  public:

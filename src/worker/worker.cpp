@@ -384,7 +384,7 @@ class Worker {
       if (rc != 0) return reply(BenchReply::failed(rc, "timing", it));
       bool used_span = false;
       const double seconds = cold_sample_seconds(t.seconds, WorkLedger::span_seconds(collect(ledger)), &used_span);
-      if (std::isfinite(t.sm_clock_mhz) && max_clock > 0 && t.sm_clock_mhz < pol.throttle_threshold * max_clock) {
+      if (throttled_sample(t.sm_clock_start_mhz, t.sm_clock_mhz, max_clock, pol.throttle_threshold)) {
         ++throttled;
       } else {
         samples.push_back(seconds);

@@ -3,8 +3,12 @@
 // runs in CI and catches flag or include-path regressions before they reach a GPU machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -65,9 +69,30 @@ TEST_F(NvccTest, HonestSoftmaxCompilesWithNvcc) {
   fs::remove_all(own_tmp);
 }
 
-// Deck solutions that need a GPU to be judged are at least compiled in CI, so a typo or an API
-// misuse shows up before a GPU machine sees them.
-class DeckCudaBuild : public NvccTest, public testing::WithParamInterface<const char*> {};
+// Every cuda solution of the deck (problems/*/solutions/* with a solution.cu), honest and exploit
+// alike, is compiled in CI, so a typo, an API misuse or a kit change that breaks a caller shows
+// before a GPU machine sees it (a kit's kernel once gained a parameter and an exploit that was not
+// on a hand-written list stopped compiling, found only on the GPU). Only a folder whose
+// expect.toml expects build_error is left out.
+std::vector<std::string> deck_cuda_solutions() {
+  std::vector<std::string> found;
+  const fs::path problems = fs::path(KBENCH_SOURCE_DIR) / "problems";
+  for (const auto& problem : fs::directory_iterator(problems)) {
+    const fs::path solutions = problem.path() / "solutions";
+    if (!fs::is_directory(solutions)) continue;
+    for (const auto& dir : fs::directory_iterator(solutions)) {
+      if (!fs::is_regular_file(dir.path() / "solution.cu")) continue;
+      std::ifstream expect(dir.path() / "expect.toml");
+      const std::string text((std::istreambuf_iterator<char>(expect)), std::istreambuf_iterator<char>());
+      if (text.find("\"build_error\"") != std::string::npos) continue;
+      found.push_back(fs::relative(dir.path(), problems).string());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+class DeckCudaBuild : public NvccTest, public testing::WithParamInterface<std::string> {};
 
 TEST_P(DeckCudaBuild, CompilesWithNvcc) {
   const fs::path root = fs::temp_directory_path() / ("kbench-deck-cuda-build-" + std::to_string(getpid()));
@@ -77,31 +102,18 @@ TEST_P(DeckCudaBuild, CompilesWithNvcc) {
   fs::remove_all(root);
 }
 
-INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild,
-                         testing::Values("kahan_softmax/solutions/cuda-kahan", "kahan_softmax/solutions/cuda-naive-fp32",
-                                         "fp8_gemm/solutions/cuda-wgmma", "fp8_gemm/solutions/cuda-mma-sync",
-                                         "fp8_gemm/solutions/exploit-cuda-bf16-upcast",
-                                         "topk/solutions/cuda-radix-select", "topk/solutions/exploit-cuda-unsorted",
-                                         "topk/solutions/exploit-cuda-index-by-value",
-                                         "w4a16_gemm/solutions/cuda-mma-dequant",
-                                         "w4a16_gemm/solutions/cuda-dequant-once",
-                                         "w4a16_gemm/solutions/exploit-cuda-zero-output",
-                                         "w4a16_gemm/solutions/exploit-cuda-bf16-accumulator",
-                                         "paged_attention/solutions/cuda-split-k",
-                                         "paged_attention/solutions/cuda-warp-per-head",
-                                         "moe_swiglu/solutions/cuda-mma", "moe_swiglu/solutions/cuda-naive",
-                                         "moe_swiglu/solutions/exploit-cuda-constant-output",
-                                         "paged_attention/solutions/exploit-cuda-constant-output",
-                                         "kda/solutions/exploit-cuda-constant-output",
-                                         "softmax/solutions/cuda-graph-two-pass",
-                                         "softmax/solutions/exploit-cuda-sampled-values-cache",
-                                         "softmax/solutions/exploit-cuda-strided-sample-cache",
-                                         "softmax/solutions/exploit-cuda-row-sum-cache",
-                                         "softmax/solutions/exploit-cuda-edge-lines-cache",
-                                         "kda/solutions/exploit-cuda-fingerprint-cache",
-                                         // One more user of problems/softmax/kit (kda's are built by DeckKdaCudaBuild).
-                                         "softmax/solutions/exploit-cuda-late-kernel"),
-                         [](const testing::TestParamInfo<const char*>& i) {
+// The discovery itself: it must find the deck's solutions (a wrong folder would find none and
+// the suite above would be empty), exploits included.
+TEST(DeckCudaSolutions, DiscoveryFindsEveryProblemsCudaSolutionsExploitsIncluded) {
+  const auto found = deck_cuda_solutions();
+  EXPECT_GE(found.size(), 40u);
+  for (const char* expected : {"softmax/solutions/cuda-fast", "softmax/solutions/exploit-cuda-persisting-l2",
+                               "kda/solutions/cuda-recurrent", "moe_swiglu/solutions/cuda-mma"})
+    EXPECT_NE(std::find(found.begin(), found.end(), expected), found.end()) << expected;
+}
+
+INSTANTIATE_TEST_SUITE_P(Deck, DeckCudaBuild, testing::ValuesIn(deck_cuda_solutions()),
+                         [](const testing::TestParamInfo<std::string>& i) {
                            std::string n = i.param;
                            for (char& c : n)
                              if (!isalnum(static_cast<unsigned char>(c))) c = '_';

@@ -5,7 +5,6 @@
 // bf16-rounded output must pass). The cuda solutions are compiled with nvcc where there is one.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -209,33 +208,3 @@ TEST(DeckKda, PromptCarriesTheJudgedNumbersAndEveryShape) {
 }
 
 }  // namespace
-
-#if KBENCH_WITH_CUDA
-namespace kb {
-std::unique_ptr<Target> make_cuda_target();
-}
-
-// The cuda solutions are judged only on a GPU; here they are at least compiled, so a typo shows up
-// in CI. Skips where there is no nvcc.
-class DeckKdaCudaBuild : public testing::TestWithParam<const char*> {};
-
-TEST_P(DeckKdaCudaBuild, CompilesWithNvcc) {
-  const char* env = std::getenv("KBENCH_NVCC");
-  if (!fs::exists(env && *env ? env : KBENCH_NVCC)) GTEST_SKIP() << "no nvcc";
-  auto t = kb::make_cuda_target();
-  const fs::path root = fs::temp_directory_path() / ("kbench-kda-cuda-build-" + std::to_string(getpid()));
-  kb::BuildResult r = t->build(fs::path(KBENCH_SOURCE_DIR) / "problems/kda/solutions" / GetParam(), root);
-  EXPECT_TRUE(r.ok) << r.command << "\n" << r.log;
-  fs::remove_all(root);
-}
-
-INSTANTIATE_TEST_SUITE_P(Kda, DeckKdaCudaBuild,
-                         testing::Values("cuda-recurrent", "exploit-cuda-ignores-beta", "exploit-cuda-ignores-decay",
-                                         "exploit-cuda-zero-output"),
-                         [](const testing::TestParamInfo<const char*>& i) {
-                           std::string n = i.param;
-                           for (char& c : n)
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
-#endif

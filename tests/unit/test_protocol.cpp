@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <thread>
 
 #include "protocol/channel.h"
@@ -77,6 +78,24 @@ TEST(StoppingCriterion, TheTimeLimitStillYieldsOneSample) {
   StoppingCriterion stop(pol);
   EXPECT_EQ(stop.should_stop({}, 5.0), "");
   EXPECT_EQ(stop.should_stop({0.5}, 5.0), "max_time");
+}
+
+// A long tensor-core call ran an H200 at its power limit (1,420 MHz over the call, 72% of the
+// 1,980 MHz boost) after starting at full clock: that is the solution's own speed, kept. A GPU
+// already slow when the call began is throttled, whatever the call did.
+TEST(ThrottledSample, TheClockWhenTheCallBeganDecides) {
+  const double max = 1980, threshold = 0.75;
+  EXPECT_FALSE(throttled_sample(1975, 1420, max, threshold));  // its own power draw: kept
+  EXPECT_TRUE(throttled_sample(1100, 1900, max, threshold));   // slow before the call: discarded
+  EXPECT_TRUE(throttled_sample(345, 345, max, threshold));     // idle clocks
+  EXPECT_FALSE(throttled_sample(1980, 1980, max, threshold));
+}
+
+TEST(ThrottledSample, WithoutAStartClockTheCallsClockDecidesAndWithoutEitherNothingIsDiscarded) {
+  EXPECT_TRUE(throttled_sample(NAN, 1420, 1980, 0.75));
+  EXPECT_FALSE(throttled_sample(NAN, 1600, 1980, 0.75));
+  EXPECT_FALSE(throttled_sample(NAN, NAN, 1980, 0.75));
+  EXPECT_FALSE(throttled_sample(1000, 1000, 0, 0.75));  // no maximum known (host)
 }
 
 }  // namespace

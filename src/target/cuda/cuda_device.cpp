@@ -200,20 +200,29 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
         kBlockingTimeoutSeconds));
   float ms = 0;
   KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  return {ms * 1e-3, sm_clock_between(static_cast<const cuda::ClockStamp*>(clock_stamps_))};
+  const auto* stamps = static_cast<const cuda::ClockStamp*>(clock_stamps_);
+  return {ms * 1e-3, sm_clock_between(stamps), probe_clock(stamps[0])};
 }
 
 // The SM clock over a timed call: from the first probe's start to the second's end when both ran
 // on the same SM (cycle counters of different SMs are unrelated), else the slower of the two
 // probes' own spins, which bracket the call (clocks move over milliseconds: a throttled GPU shows
 // in both). NaN when the stamps make no sense.
+namespace {
+double clock_rate_mhz(uint64_t c0, uint64_t n0, uint64_t c1, uint64_t n1) {
+  return c1 > c0 && n1 > n0 ? static_cast<double>(c1 - c0) / static_cast<double>(n1 - n0) * 1e3 : NAN;
+}
+}  // namespace
+
 double CudaDevice::sm_clock_between(const cuda::ClockStamp* s) {
-  const auto rate = [](uint64_t c0, uint64_t n0, uint64_t c1, uint64_t n1) {
-    return c1 > c0 && n1 > n0 ? static_cast<double>(c1 - c0) / static_cast<double>(n1 - n0) * 1e3 : NAN;
-  };
-  if (s[0].smid == s[1].smid) return rate(s[0].cycles_begin, s[0].ns_begin, s[1].cycles_end, s[1].ns_end);
-  return std::fmin(rate(s[0].cycles_begin, s[0].ns_begin, s[0].cycles_end, s[0].ns_end),
-                   rate(s[1].cycles_begin, s[1].ns_begin, s[1].cycles_end, s[1].ns_end));
+  if (s[0].smid == s[1].smid) return clock_rate_mhz(s[0].cycles_begin, s[0].ns_begin, s[1].cycles_end, s[1].ns_end);
+  return std::fmin(probe_clock(s[0]), probe_clock(s[1]));
+}
+
+// One probe's own spin: the SM clock at that moment (the probe before a call: the GPU's state as
+// the call began, before its own power draw could lower it).
+double CudaDevice::probe_clock(const cuda::ClockStamp& s) {
+  return clock_rate_mhz(s.cycles_begin, s.ns_begin, s.cycles_end, s.ns_end);
 }
 
 double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) {

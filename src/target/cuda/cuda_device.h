@@ -62,6 +62,7 @@ class CudaDevice final : public Device {
 
  private:
   static double sm_clock_between(const cuda::ClockStamp* stamps);
+  static double probe_clock(const cuda::ClockStamp& stamp);
 
   int ordinal_ = 0;
   std::string description_;
