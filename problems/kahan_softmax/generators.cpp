@@ -29,18 +29,14 @@
 
 namespace {
 
-double param(const kb::InitSpec& init, const char* key, double fallback) {
-  auto it = init.params.find(key);
-  return it == init.params.end() ? fallback : it->second;
-}
 
 void kahan_tail(const kb::GeneratorCase& c, kb::HostTensor& out) {
-  const double top = param(c.init, "top", 0.0);
-  const auto lead = static_cast<int64_t>(param(c.init, "lead", 256));
-  const auto every = static_cast<int64_t>(param(c.init, "every", 0));
-  const double spikes = param(c.init, "spikes", 0);
-  const double tail_lo = param(c.init, "tail_lo", 0.6), tail_hi = param(c.init, "tail_hi", 0.99);
-  const double spread = param(c.init, "spread", 0.0), spread_depth = param(c.init, "spread_depth", 150.0);
+  const double top = c.init.param("top", 0.0);
+  const auto lead = static_cast<int64_t>(c.init.param("lead", 256));
+  const auto every = static_cast<int64_t>(c.init.param("every", 0));
+  const double spikes = c.init.param("spikes", 0);
+  const double tail_lo = c.init.param("tail_lo", 0.6), tail_hi = c.init.param("tail_hi", 0.99);
+  const double spread = c.init.param("spread", 0.0), spread_depth = c.init.param("spread_depth", 150.0);
   const int64_t cols = out.shape.back(), n = out.numel();
   const double spike_p = spikes / static_cast<double>(cols);
   // ulp of fp32 at max(|top|, spread_depth): 2^(floor(log2 m) - 23).

@@ -30,16 +30,9 @@ constexpr uint64_t kExpertOrderDraws = 0;            // + position in the shuffl
 constexpr uint64_t kRowDraws = uint64_t{1} << 32;    // + row; attempt = redraw number
 constexpr uint32_t kMaxRedraws = 64;
 
-// The shape's label when it is one of the problem's shapes (a test may hand the generator its own).
-std::string shape_name(const kb::GeneratorCase& c) {
-  const auto& all = c.problem.shapes;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (&all[i] == &c.shape) return c.problem.shape_label(i);
-  return "(a shape not in problem.toml)";
-}
 
 [[noreturn]] void fail(const kb::GeneratorCase& c, const std::string& what) {
-  throw std::runtime_error((c.problem.dir / "problem.toml").string() + ": shape '" + shape_name(c) +
+  throw std::runtime_error((c.problem.dir / "problem.toml").string() + ": shape '" + c.shape_label() +
                            "': generator moe_routing: " + what);
 }
 

@@ -40,16 +40,9 @@ constexpr uint64_t kSlotOrderDraws = uint64_t{3} << 32;
 constexpr uint64_t kPagePermutationDraws = 0;         // + position in the shuffle (block_table's stream)
 constexpr uint64_t kPaddingDraws = uint64_t{1} << 40;  // + flat index of the table entry
 
-// The shape's label when it is one of the problem's shapes (a test may hand the generator its own).
-std::string shape_name(const kb::GeneratorCase& c) {
-  const auto& all = c.problem.shapes;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (&all[i] == &c.shape) return c.problem.shape_label(i);
-  return "(a shape not in problem.toml)";
-}
 
 [[noreturn]] void fail(const kb::GeneratorCase& c, const std::string& generator, const std::string& what) {
-  throw std::runtime_error((c.problem.dir / "problem.toml").string() + ": shape '" + shape_name(c) + "': generator " +
+  throw std::runtime_error((c.problem.dir / "problem.toml").string() + ": shape '" + c.shape_label() + "': generator " +
                            generator + ": " + what);
 }
 
@@ -60,10 +53,6 @@ int64_t dim(const kb::GeneratorCase& c, const std::string& generator, const char
   return static_cast<int64_t>(it->second);
 }
 
-double param(const kb::InitSpec& init, const char* key, double fallback) {
-  auto it = init.params.find(key);
-  return it == init.params.end() ? fallback : it->second;
-}
 
 // Fisher-Yates shuffle of v, draw k taken at index base + k of (seed, stream).
 template <class T>
@@ -176,8 +165,8 @@ void paged_block_table(const kb::GeneratorCase& c, kb::HostTensor& out) {
 void paged_kv_cache(const kb::GeneratorCase& c, kb::HostTensor& out) {
   const std::string g = "paged_kv_cache";
   const int64_t kv_heads = dim(c, g, "num_kv_heads"), head_dim = dim(c, g, "head_dim");
-  const double k_range = param(c.init, "k_range", 3.0), v_mean = param(c.init, "v_mean", 2.0);
-  const double v_noise = param(c.init, "v_noise", 1.0);
+  const double k_range = c.init.param("k_range", 3.0), v_mean = c.init.param("v_mean", 2.0);
+  const double v_noise = c.init.param("v_noise", 1.0);
   if (out.shape.size() != 4 || out.shape[2] != kv_heads || out.shape[3] != 2 * head_dim)
     fail(c, g, "the tensor must have shape [num_blocks, page_size, num_kv_heads, 2 * head_dim]");
   const int64_t n = out.numel();

@@ -27,10 +27,6 @@ namespace {
 
 constexpr uint32_t kRowAttempt = 1000;  // element draws use attempts 0 .. ~30 (normal's rejection loop)
 
-double param(const kb::InitSpec& init, const char* key, double fallback) {
-  auto it = init.params.find(key);
-  return it == init.params.end() ? fallback : it->second;
-}
 
 // A uniform double in (0, 1) from a Philox block: from its words x, y, or (second) from z, w.
 double unit(const kb::u32x4& r, bool second) {
@@ -38,7 +34,7 @@ double unit(const kb::u32x4& r, bool second) {
 }
 
 void topk_levels(const kb::GeneratorCase& c, kb::HostTensor& out) {
-  const auto levels = static_cast<int64_t>(param(c.init, "levels", 8));
+  const auto levels = static_cast<int64_t>(c.init.param("levels", 8));
   const int64_t n = out.numel();
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < n; ++i) {
@@ -48,9 +44,9 @@ void topk_levels(const kb::GeneratorCase& c, kb::HostTensor& out) {
 }
 
 void topk_special(const kb::GeneratorCase& c, kb::HostTensor& out) {
-  const double posinf = param(c.init, "posinf", 0), neginf = param(c.init, "neginf", 0), zero = param(c.init, "zero", 0);
-  const auto every = static_cast<int64_t>(param(c.init, "sparse_every", 0));
-  const double sparse_finite = param(c.init, "sparse_finite", 0);
+  const double posinf = c.init.param("posinf", 0), neginf = c.init.param("neginf", 0), zero = c.init.param("zero", 0);
+  const auto every = static_cast<int64_t>(c.init.param("sparse_every", 0));
+  const double sparse_finite = c.init.param("sparse_finite", 0);
   const int64_t cols = out.shape.back(), n = out.numel();
   const double inf = std::numeric_limits<double>::infinity();
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
@@ -77,7 +73,7 @@ void topk_special(const kb::GeneratorCase& c, kb::HostTensor& out) {
 }
 
 void topk_denormal(const kb::GeneratorCase& c, kb::HostTensor& out) {
-  const double zero = param(c.init, "zero", 0);
+  const double zero = c.init.param("zero", 0);
   const int64_t n = out.numel();
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < n; ++i) {
@@ -95,8 +91,8 @@ void topk_denormal(const kb::GeneratorCase& c, kb::HostTensor& out) {
 }
 
 void topk_sorted(const kb::GeneratorCase& c, kb::HostTensor& out) {
-  const bool descending = param(c.init, "descending", 0) != 0;
-  const auto repeat = static_cast<int64_t>(param(c.init, "repeat", 1));
+  const bool descending = c.init.param("descending", 0) != 0;
+  const auto repeat = static_cast<int64_t>(c.init.param("repeat", 1));
   const int64_t cols = out.shape.back(), n = out.numel();
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < n; ++i) {

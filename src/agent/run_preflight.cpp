@@ -9,6 +9,7 @@
 #include "agent/gateway/replay.h"
 #include "agent/run_stages.h"
 #include "core/data_dir.h"
+#include "core/path_within.h"
 #include "core/self_executable.h"
 #include "core/version.h"
 #include "eval/worker_sandbox.h"
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool inside(const fs::path& child, const fs::path& parent) {
-  const fs::path c = fs::weakly_canonical(child), p = fs::weakly_canonical(parent);
-  auto [pe, ce] = std::mismatch(p.begin(), p.end(), c.begin(), c.end());
-  return pe == p.end();
-}
-
 // A read-only path an adapter asks for must not open what the sandbox exists to hide.
 void check_read_only_path(const fs::path& p, const fs::path& runs_dir) {
   if (!p.is_absolute()) throw RunSetupError("--ro-bind " + p.string() + ": give an absolute path");
@@ -33,16 +28,16 @@ void check_read_only_path(const fs::path& p, const fs::path& runs_dir) {
       {source_dir(), "the kbench source tree"}, {data_dir(), "kbench's data folder (the deck and its solutions)"},
       {runs_dir, "the runs directory"}};
   for (const auto& [h, what] : hidden)
-    if (inside(p, h) || inside(h, p))
+    if (path_within(p, h) || path_within(h, p))
       throw RunSetupError(fmt::format("--ro-bind {}: would show the agent {} ({})", p.string(), what, h.string()));
   // kbench's cache holds every run's build log and library; only the agents' installations in it
   // (tools/agents, cli_install.h) may be shown.
   const fs::path cache = kbench_cache_dir();
-  if ((inside(p, cache) && !inside(p, agents_dir())) || inside(cache, p))
+  if ((path_within(p, cache) && !path_within(p, agents_dir())) || path_within(cache, p))
     throw RunSetupError(fmt::format("--ro-bind {}: would show the agent kbench's cache ({}), which holds other runs' "
                                     "builds and logs",
                                     p.string(), cache.string()));
-  if (const char* home = std::getenv("HOME"); home && *home && inside(home, p))
+  if (const char* home = std::getenv("HOME"); home && *home && path_within(home, p))
     throw RunSetupError(fmt::format("--ro-bind {}: would show the agent your whole HOME ({}); bind the agent's own "
                                     "installation folder instead",
                                     p.string(), home));

@@ -9,6 +9,7 @@
 
 #include "agent/prompt.h"
 #include "core/bwrap.h"
+#include "core/path_within.h"
 #include "core/subprocess.h"
 #include "target/ceilings.h"
 #include "target/compile.h"
@@ -47,12 +48,6 @@ void make_empty_dir(const fs::path& dir, const char* what) {
       throw std::invalid_argument(fmt::format("{} {} exists and is not empty: give a new folder", what, dir.string()));
   }
   fs::create_directories(dir);
-}
-
-bool inside(const fs::path& child, const fs::path& parent) {
-  const fs::path c = fs::weakly_canonical(child), p = fs::weakly_canonical(parent);
-  auto [pe, ce] = std::mismatch(p.begin(), p.end(), c.begin(), c.end());
-  return pe == p.end();
 }
 
 std::vector<std::string> solution_extensions(const std::string& target) {
@@ -224,7 +219,7 @@ Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
   Workspace w;
   w.dir = fs::absolute(o.dir).lexically_normal();
   w.private_dir = fs::absolute(o.private_dir).lexically_normal();
-  if (inside(w.private_dir, w.dir) || inside(w.dir, w.private_dir))
+  if (path_within(w.private_dir, w.dir) || path_within(w.dir, w.private_dir))
     throw std::invalid_argument(fmt::format("the private folder {} and the workspace {} must not contain each other",
                                             w.private_dir.string(), w.dir.string()));
   make_empty_dir(w.dir, "workspace");

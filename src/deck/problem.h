@@ -30,6 +30,11 @@ struct InitSpec {
   double mean = 0.0, std = 1.0;   // normal
   std::string generator;          // a named generator registered in C++ (deck/registry.h)
   std::map<std::string, double> params;  // extra numeric keys, handed to the generator
+  // The numeric key `key` of params, or `fallback` when problem.toml does not give it.
+  double param(const std::string& key, double fallback) const {
+    const auto it = params.find(key);
+    return it == params.end() ? fallback : it->second;
+  }
 };
 
 struct Tolerance {

@@ -33,6 +33,14 @@ struct GeneratorCase {
   const InitSpec& init;   // the generator's params live in init.params
   uint64_t seed;
   uint32_t stream;        // distinct per tensor of the case
+  // The shape's label when it is one of the problem's shapes (a test may hand a generator its own),
+  // for a generator's error messages.
+  std::string shape_label() const {
+    const auto& all = problem.shapes;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (&all[i] == &shape) return problem.shape_label(i);
+    return "(a shape not in problem.toml)";
+  }
 };
 using GeneratorFn = void (*)(const GeneratorCase&, HostTensor& out);
 

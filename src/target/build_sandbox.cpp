@@ -16,13 +16,13 @@ bool under(const fs::path& file, const fs::path& root) {
   return r == root.end() || (std::next(r) == root.end() && r->empty());  // "root/" spelled with a slash
 }
 
+}  // namespace
+
 fs::path canonical_dir(const fs::path& p) {
   std::error_code ec;
   const fs::path c = fs::canonical(p, ec);
-  return ec || !fs::is_directory(c) ? fs::path() : c;
+  return !ec && fs::is_directory(c, ec) ? c : fs::path();
 }
-
-}  // namespace
 
 fs::path folder_above_bin(const std::string& program) {
   std::error_code ec;

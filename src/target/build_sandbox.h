@@ -32,6 +32,8 @@ struct BuildRoots {
 // The folder above the bin/ of `program` (looked up on PATH), links resolved: /usr/local/cuda-13.0
 // for /usr/local/cuda/bin/nvcc. Empty when the program is not found.
 std::filesystem::path folder_above_bin(const std::string& program);
+// `p` with its links resolved when it is an existing folder; empty otherwise.
+std::filesystem::path canonical_dir(const std::filesystem::path& p);
 
 // `toolchain`, when given, is the compiler's toolchain root as its target knows it (the cuda target
 // asks nvcc: target/nvcc_toolkit.h); otherwise the folder above the compiler's bin/.

@@ -13,12 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path canonical_dir(const fs::path& p) {
-  std::error_code ec;
-  const fs::path c = fs::canonical(p, ec);
-  return !ec && fs::is_directory(c, ec) ? c : fs::path();
-}
-
 // TOP from a dry run: nvcc prints its settings ("#$ TOP=/usr/local/cuda-13.0/bin/..") and the
 // commands it would run, and runs none of them.
 fs::path dry_run_top(const fs::path& nvcc) {
