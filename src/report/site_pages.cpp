@@ -19,8 +19,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string esc(const std::string& s) { return html_escape(s); }
-
 // Titles are cut to 70 characters as written in the page, entities included (html-validate's
 // long-title rule; longer ones are cut off in tabs and search results anyway). Returns HTML.
 std::string short_title(const std::string& t) {

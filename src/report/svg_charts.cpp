@@ -35,8 +35,6 @@ std::string hex(const Rgb& c) {
 const Rgb kStops[] = {{0.267, 0.005, 0.329}, {0.230, 0.322, 0.546}, {0.128, 0.567, 0.551}, {0.369, 0.789, 0.383},
                       {0.993, 0.906, 0.144}};
 
-std::string esc(const std::string& s) { return html_escape(s); }
-
 std::string svg_open(int w, int h, const std::string& title, const std::string& desc) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" role=\"img\" "

@@ -11,6 +11,8 @@ namespace kb::report {
 
 // &, <, >, " and ' as entities: safe in element content and in quoted attribute values.
 std::string html_escape(std::string_view s);
+// html_escape, short for the page writers that call it on every value they write.
+inline std::string esc(std::string_view s) { return html_escape(s); }
 
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool valid_utf8(std::string_view s);
