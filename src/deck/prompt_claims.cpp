@@ -272,9 +272,11 @@ class Checker {
       const std::string name(name_.str());
       if (name == "is") continue;
       const auto it = params.find(name);
-      const std::optional<double> have = it == params.end() ? std::nullopt : std::optional<double>(it->second);
+      // A pointer rather than an optional: GCC's -Wmaybe-uninitialized misreads the optional's
+      // storage once the whole layer is one translation unit (unity builds).
+      const double* have = it == params.end() ? nullptr : &it->second;
       if (const auto eq = arg.value<double>()) {
-        ok = ok && have && *have == *eq;
+        ok = ok && have != nullptr && *have == *eq;
       } else if (const auto* range = arg.as_table()) {
         for (const auto& [op_, bound] : *range) {
           const std::string op(op_.str());
@@ -283,7 +285,7 @@ class Checker {
             bad(which, fmt::format("{}.{}.{}: expected min or max with a number", key, name, op));
             continue;
           }
-          ok = ok && have && (op == "min" ? *have >= *b : *have <= *b);
+          ok = ok && have != nullptr && (op == "min" ? *have >= *b : *have <= *b);
         }
       } else {
         bad(which, fmt::format("{}.{} must be a number or a table of min, max", key, name));
