@@ -93,11 +93,6 @@ std::string outcome_badge(const std::string& code) {
   return fmt::format("<span class=\"outcome o-{}\">{}</span>", css(code), esc(outcome_words(code)));
 }
 
-std::string first_line(const std::string& s, size_t n = 160) {
-  std::string l = s.substr(0, s.find('\n'));
-  return l.size() > n ? l.substr(0, n - 1) + "…" : l;
-}
-
 }  // namespace
 
 std::string site_run_dir(const std::string& run_id) { return "runs/" + slug(run_id); }
