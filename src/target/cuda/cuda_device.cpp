@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -26,50 +27,43 @@ std::string cuda_device_description(int ordinal) {
                      driver / 1000, (driver % 1000) / 10, p.l2CacheSize >> 20);
 }
 
-CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
-  KB_CUDA_CHECK(cudaSetDevice(ordinal_));
-  description_ = cuda_device_description(ordinal_);
+namespace {
+// cudaSetDevice before anything is made on the device: CudaDevice's first initialiser.
+int select_device(int ordinal) {
+  KB_CUDA_CHECK(cudaSetDevice(ordinal));
+  return ordinal;
+}
+
+size_t l2_cache_bytes(int ordinal) {
   int l2 = 0;
-  KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal_));
-  l2_bytes_ = static_cast<size_t>(l2);
+  KB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal));
+  return static_cast<size_t>(l2);
+}
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal)
+    : ordinal_(select_device(ordinal)),
+      l2_bytes_(l2_cache_bytes(ordinal_)),
+      // Twice the L2: NVBench's l2flush (nvbench/detail/l2flush.cuh) memsets one L2 size; touching 2x
+      // leaves no line of the solution's data resident whatever the replacement policy.
+      flush_words_(std::max<size_t>(2 * l2_bytes_, 1u << 20) / sizeof(uint32_t)),
+      description_(cuda_device_description(ordinal_)),
+      clock_stamps_(2 * sizeof(cuda::ClockStamp)),
+      flags_(2 * sizeof(int32_t)),
+      hash_acc_(sizeof(unsigned long long), "the device hash's accumulator"),
+      flush_buffer_(flush_words_ * sizeof(uint32_t), "the L2 flush buffer") {
   int clock_khz = 0;  // cudaDevAttrClockRate: the peak SM clock in kHz
   if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal_) == cudaSuccess) max_clock_mhz_ = clock_khz / 1e3;
-  KB_CUDA_CHECK(cudaHostAlloc(&clock_stamps_, 2 * sizeof(cuda::ClockStamp), cudaHostAllocMapped | cudaHostAllocPortable));
-  KB_CUDA_CHECK(cudaHostGetDevicePointer(&clock_stamps_device_, clock_stamps_, 0));
-  // Non-blocking: the legacy default stream (which any library or cudaMemcpy without a stream
-  // uses) does not serialise with it, so nothing outside the solution's own work enters its timing.
-  KB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  KB_CUDA_CHECK(cudaEventCreate(&start_));
-  KB_CUDA_CHECK(cudaEventCreate(&stop_));
-  void* flags = nullptr;
-  KB_CUDA_CHECK(cudaHostAlloc(&flags, 2 * sizeof(int32_t), cudaHostAllocMapped | cudaHostAllocPortable));
-  host_flags_ = static_cast<int32_t*>(flags);
-  host_flags_[0] = host_flags_[1] = 0;
-  void* dflags = nullptr;
-  KB_CUDA_CHECK(cudaHostGetDevicePointer(&dflags, flags, 0));
-  device_flags_ = static_cast<int32_t*>(dflags);
-  KB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&hash_acc_), sizeof(unsigned long long)));
-  // Twice the L2: NVBench's l2flush (nvbench/detail/l2flush.cuh) memsets one L2 size; touching 2x
-  // leaves no line of the solution's data resident whatever the replacement policy.
-  flush_words_ = std::max<size_t>(2 * l2_bytes_, 1u << 20) / sizeof(uint32_t);
-  KB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&flush_buffer_), flush_words_ * sizeof(uint32_t)));
-  KB_CUDA_CHECK(cudaMemset(flush_buffer_, 0, flush_words_ * sizeof(uint32_t)));  // launch_flush relies on zeros
+  flags_.host<int32_t>()[0] = flags_.host<int32_t>()[1] = 0;
+  KB_CUDA_CHECK(cudaMemset(flush_buffer(), 0, flush_words_ * sizeof(uint32_t)));  // launch_flush relies on zeros
   KB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 CudaDevice::~CudaDevice() {
   // Destructors must not throw; after a sticky error these calls fail and there is nothing to do.
-  if (host_flags_) {
-    host_flags_[0] = 1;  // never leave a blocking kernel spinning
-    (void)cudaDeviceSynchronize();
-  }
-  (void)cudaFree(flush_buffer_);
-  (void)cudaFree(hash_acc_);
-  (void)cudaFreeHost(host_flags_);
-  (void)cudaFreeHost(clock_stamps_);
-  if (start_) (void)cudaEventDestroy(start_);
-  if (stop_) (void)cudaEventDestroy(stop_);
-  if (stream_) (void)cudaStreamDestroy(stream_);
+  // The owners free the rest, after this body.
+  flags_.host<int32_t>()[0] = 1;  // never leave a blocking kernel spinning
+  (void)cudaDeviceSynchronize();
 }
 
 void* CudaDevice::alloc(size_t bytes) {
@@ -90,14 +84,14 @@ void CudaDevice::release(void* p) {
 // it (fills, hashes, the solution's own work), then wait for it.
 void CudaDevice::upload(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
-  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
 void CudaDevice::download(void* dst, const void* src, size_t bytes) {
   if (!bytes) return;
-  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
 void CudaDevice::fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) {
@@ -105,21 +99,21 @@ void CudaDevice::fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pat
     throw std::invalid_argument(fmt::format("fill_pattern: pattern of {} bytes (expected 1, 2, 4 or 8)", pattern_bytes));
   uint64_t word8 = 0;
   for (int i = 0; i < 8; ++i) word8 |= ((pattern >> (8 * (i % pattern_bytes))) & 0xFFu) << (8 * i);
-  KB_CUDA_CHECK(cuda::launch_fill(dst, bytes, word8, stream_));
+  KB_CUDA_CHECK(cuda::launch_fill(dst, bytes, word8, stream_.get()));
 }
 
 uint64_t CudaDevice::hash(const void* p, size_t bytes, uint64_t key) {
-  KB_CUDA_CHECK(cudaMemsetAsync(hash_acc_, 0, sizeof(unsigned long long), stream_));
-  KB_CUDA_CHECK(cuda::launch_hash_sum(p, bytes, key, hash_acc_, stream_));
+  KB_CUDA_CHECK(cudaMemsetAsync(hash_acc(), 0, sizeof(unsigned long long), stream_.get()));
+  KB_CUDA_CHECK(cuda::launch_hash_sum(p, bytes, key, hash_acc(), stream_.get()));
   unsigned long long sum = 0;
-  KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc_, sizeof(sum), cudaMemcpyDeviceToHost, stream_));
-  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc(), sizeof(sum), cudaMemcpyDeviceToHost, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return mix64(static_cast<uint64_t>(sum) ^ mix64(bytes + key));  // as kb::buffer_hash finishes
 }
 
 void CudaDevice::perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,
                          bool undo) {
-  KB_CUDA_CHECK(cuda::launch_perturb(data, rows, row_len, elem_bytes, key, stream, undo, stream_));
+  KB_CUDA_CHECK(cuda::launch_perturb(data, rows, row_len, elem_bytes, key, stream, undo, stream_.get()));
 }
 
 bool CudaDevice::generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) {
@@ -139,8 +133,8 @@ bool CudaDevice::generate(void* dst, int dtype, int64_t numel, const InitSpec& i
     default:
       return false;  // a named generator: host code only (deck/registry.h)
   }
-  KB_CUDA_CHECK(cuda::launch_generate(dst, dtype, numel, kind, seed, stream, p0, p1, stream_));
-  KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  KB_CUDA_CHECK(cuda::launch_generate(dst, dtype, numel, kind, seed, stream, p0, p1, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return true;
 }
 
@@ -156,20 +150,20 @@ void CudaDevice::flush_cache() {
   KB_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
   // Reading (not writing) 2x L2 leaves only clean lines behind: no write-back traffic from the
   // flush competes with the timed call, as none does under Nsight Compute's cache control.
-  KB_CUDA_CHECK(cuda::launch_flush(flush_buffer_, flush_words_, reinterpret_cast<uint32_t*>(hash_acc_) /* sink, never written */, stream_));
+  KB_CUDA_CHECK(cuda::launch_flush(flush_buffer(), flush_words_, static_cast<uint32_t*>(hash_acc_.get()) /* sink, never written */, stream_.get()));
 }
 
 Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* rc) {
   // NVBench's cold measurement (nvbench/detail/measure_cold.cu): hold the stream with the blocking
   // kernel, record start, let the solution enqueue, record stop, release. The solution's kernels
   // then run back to back with no host launch gaps inside the measurement.
-  volatile int32_t* flags = host_flags_;
+  volatile int32_t* flags = flags_.host<int32_t>();
   flags[0] = 0;
   flags[1] = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (blocking_kernel_)
-    KB_CUDA_CHECK(cuda::launch_blocking(device_flags_, device_flags_ + 1,
-                                        static_cast<uint64_t>(kBlockingTimeoutSeconds * 1e9), stream_));
+    KB_CUDA_CHECK(cuda::launch_blocking(flags_.device<int32_t>(), flags_.device<int32_t>() + 1,
+                                        static_cast<uint64_t>(kBlockingTimeoutSeconds * 1e9), stream_.get()));
   struct Release {  // whatever happens below, the blocking kernel is released
     volatile int32_t* f;
     ~Release() {
@@ -179,15 +173,15 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
   };
   {
     Release release{flags};
-    auto* stamps = static_cast<cuda::ClockStamp*>(clock_stamps_device_);
+    auto* stamps = clock_stamps_.device<cuda::ClockStamp>();
     // Clock probes just outside the events: the SM clock over the call, for throttle detection.
-    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, kClockProbeSpinNs, stream_));
-    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, kClockProbeSpinNs, stream_.get()));
+    KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
     *rc = call();
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) throw_cuda_error(launch, "a kernel launch inside the solution's kb_run", __FILE__, __LINE__);
-    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
-    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps + 1, kClockProbeSpinNs, stream_));
+    KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
+    KB_CUDA_CHECK(cuda::launch_clock_probe(stamps + 1, kClockProbeSpinNs, stream_.get()));
   }
   // The whole device, so that work the solution left on other streams is finished (and its errors
   // surface) before the next call.
@@ -199,8 +193,8 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
         "work on c->stream and return without waiting",
         kBlockingTimeoutSeconds));
   float ms = 0;
-  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-  const auto* stamps = static_cast<const cuda::ClockStamp*>(clock_stamps_);
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+  const auto* stamps = clock_stamps_.host<const cuda::ClockStamp>();
   return {ms * 1e-3, sm_clock_between(stamps), probe_clock(stamps[0])};
 }
 
@@ -232,7 +226,7 @@ double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int*
   // the host's launch overhead between calls (what a framework replaying a graph would see).
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  bool captured = hot_capture_ && cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  bool captured = hot_capture_ && cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal) == cudaSuccess;
   if (captured) {
     for (const auto& c : calls)
       if ((*rc = c()) != 0) break;
@@ -240,7 +234,7 @@ double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int*
     // that launches a CUDA graph of its own fails under capture (CUDA refuses a graph launch into
     // a capturing stream) and returns its error code. Both are legal outside capture, so either
     // way fall back to plain back-to-back launches, where a real error still shows.
-    captured = cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph && *rc == 0 &&
+    captured = cudaStreamEndCapture(stream_.get(), &graph) == cudaSuccess && graph && *rc == 0 &&
                cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
     (void)cudaGetLastError();
     *rc = 0;
@@ -248,26 +242,26 @@ double CudaDevice::time_hot(const std::vector<std::function<int()>>& calls, int*
   float ms = 0;
   if (captured) {
     *mode = "graph";
-    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm: uploads the graph
-    KB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
-    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_.get()));  // warm: uploads the graph
+    KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+    KB_CUDA_CHECK(cudaGraphLaunch(exec, stream_.get()));
+    KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
     KB_CUDA_CHECK(cudaDeviceSynchronize());
-    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
     (void)cudaGraphExecDestroy(exec);
     (void)cudaGraphDestroy(graph);
   } else {
     *mode = "stream";
     if (graph) (void)cudaGraphDestroy(graph);
     KB_CUDA_CHECK(cudaDeviceSynchronize());
-    KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
     for (const auto& c : calls)
       if ((*rc = c()) != 0) return 0;
     KB_CUDA_CHECK(cudaGetLastError());
-    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
     KB_CUDA_CHECK(cudaDeviceSynchronize());
-    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
   }
   return ms * 1e-3 / static_cast<double>(calls.size());
 }
@@ -281,26 +275,26 @@ std::optional<Device::TailCheck> CudaDevice::tail_check(const std::function<int(
   for (int i = 0; i < 3; ++i) {
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     const auto t0 = Clock::now();
-    KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
     KB_CUDA_CHECK(cudaDeviceSynchronize());
     t.sync_latency_seconds = std::min(t.sync_latency_seconds, seconds(Clock::now() - t0));
   }
-  KB_CUDA_CHECK(cudaEventRecord(start_, stream_));
+  KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
   *rc = call();
   KB_CUDA_CHECK(cudaGetLastError());
-  KB_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
   const auto returned = Clock::now();
   KB_CUDA_CHECK(cudaDeviceSynchronize());
   t.tail_seconds = seconds(Clock::now() - returned);
   float ms = 0;
-  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
   t.stream_seconds = ms * 1e-3;
   return t;
 }
 
 void CudaDevice::start_work_monitor() {
   std::string why;
-  monitor_ = KernelMonitor::start(stream_, &why);
+  monitor_ = KernelMonitor::start(stream_.get(), &why);
   monitor_status_ = monitor_ ? "cupti" : "unavailable: " + why;
 }
 

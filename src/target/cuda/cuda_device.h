@@ -10,6 +10,7 @@
 #include <string>
 
 #include "target/cuda/cuda_kernels.h"
+#include "target/cuda/cuda_raii.h"
 #include "target/cuda/kernel_monitor.h"
 #include "target/target.h"
 
@@ -33,7 +34,7 @@ class CudaDevice final : public Device {
   bool generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) override;
   void perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,
                bool undo) override;
-  void* stream() override { return stream_; }
+  void* stream() override { return stream_.get(); }
   void synchronize() override;
   void flush_cache() override;
   TimedCall time_call(const std::function<int()>& call, int* rc) override;
@@ -63,24 +64,28 @@ class CudaDevice final : public Device {
  private:
   static double sm_clock_between(const cuda::ClockStamp* stamps);
   static double probe_clock(const cuda::ClockStamp& stamp);
+  unsigned long long* hash_acc() const { return static_cast<unsigned long long*>(hash_acc_.get()); }
+  uint32_t* flush_buffer() const { return static_cast<uint32_t*>(flush_buffer_.get()); }
 
+  // Declared first: its initialiser selects the device every owner below is made on. The owners
+  // (cuda_raii.h) free what was made if a later one fails, so a constructor that throws leaks nothing.
   int ordinal_ = 0;
-  std::string description_;
   size_t l2_bytes_ = 0;
+  size_t flush_words_ = 0;  // of flush_buffer_: 2x the L2, in 32-bit words
+  std::string description_;
   double max_clock_mhz_ = 0;
   bool blocking_kernel_ = true;
   bool hot_capture_ = true;
   KernelMonitor* monitor_ = nullptr;
   std::string monitor_status_ = "not started";
-  void* clock_stamps_ = nullptr;  // two cuda::ClockStamp, pinned and host-mapped
-  void* clock_stamps_device_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  int32_t* host_flags_ = nullptr;  // [0] release flag, [1] timed-out flag; pinned, mapped
-  int32_t* device_flags_ = nullptr;
-  unsigned long long* hash_acc_ = nullptr;
-  uint32_t* flush_buffer_ = nullptr;
-  size_t flush_words_ = 0;
+  cuda::MappedHostBuffer clock_stamps_;  // two cuda::ClockStamp
+  // Non-blocking: the legacy default stream (which any library or cudaMemcpy without a stream
+  // uses) does not serialise with it, so nothing outside the solution's own work enters its timing.
+  cuda::Stream stream_;
+  cuda::Event start_, stop_;
+  cuda::MappedHostBuffer flags_;  // int32_t [0] release flag, [1] timed-out flag
+  cuda::DeviceBuffer hash_acc_;   // one unsigned long long
+  cuda::DeviceBuffer flush_buffer_;
 };
 
 // Name, SM count, compute capability and driver of a device ("NVIDIA H100 80GB HBM3, 132 SMs,

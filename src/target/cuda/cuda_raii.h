@@ -1,5 +1,5 @@
 // The CUDA runtime's resources as owners (the one set of them: the measured ceilings, the GPU
-// references and the device use these). Constructors throw std::runtime_error naming the failure;
+// references and the device, CudaDevice, use these). Constructors throw std::runtime_error naming the failure;
 // destructors ignore errors: after a sticky error nothing can be freed anyway.
 #pragma once
 
@@ -57,6 +57,48 @@ class Stream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+// One timing event.
+class Event {
+ public:
+  Event() { KB_CUDA_CHECK(cudaEventCreate(&e_)); }
+  ~Event() {
+    if (e_) (void)cudaEventDestroy(e_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+// Pinned host memory mapped into the device's address space: the host reads and writes it while
+// kernels run (a release flag, clock stamps), with no copy.
+class MappedHostBuffer {
+ public:
+  explicit MappedHostBuffer(size_t bytes) {
+    KB_CUDA_CHECK(cudaHostAlloc(&host_, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+    const cudaError_t e = cudaHostGetDevicePointer(&device_, host_, 0);
+    if (e != cudaSuccess) {
+      (void)cudaFreeHost(host_);
+      throw_cuda_error(e, "cudaHostGetDevicePointer", __FILE__, __LINE__);
+    }
+  }
+  ~MappedHostBuffer() {
+    if (host_) (void)cudaFreeHost(host_);
+  }
+  MappedHostBuffer(const MappedHostBuffer&) = delete;
+  MappedHostBuffer& operator=(const MappedHostBuffer&) = delete;
+  template <typename T>
+  T* host() const { return static_cast<T*>(host_); }
+  template <typename T>
+  T* device() const { return static_cast<T*>(device_); }
+
+ private:
+  void* host_ = nullptr;
+  void* device_ = nullptr;
 };
 
 // `n` timing events.
