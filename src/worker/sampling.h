@@ -28,9 +28,10 @@ double cold_sample_seconds(double event_seconds, double span_seconds, bool* used
 // (`start_clock_mhz`, the probe just before it) decides where the target reads it: a GPU that was
 // already below `threshold` x `max_clock_mhz` then (thermal or power brake, another process,
 // clocks not yet up) would score the solution on a slower machine than the one it is judged for.
-// A drop during the call is the call's own power draw: a long tensor-core kernel runs an H200 at
-// its power limit, below 75% of the boost clock, and that is the speed the solution has (its
-// sample is kept; the clock over the call is still recorded). Without a start clock (NaN), the
+// A drop during the call is the call's own power draw: a long, heavy kernel can hold a GPU at its
+// power limit, and that is the speed the solution has (its sample is kept; the clock over the call
+// is still recorded). Judged by the clock over the call, moe_swiglu's honest cuda-mma failed as
+// throttled on an H200 (docs/evaluation.md). Without a start clock (NaN), the
 // clock over the call (`call_clock_mhz`) decides; without either, or without a maximum, nothing is
 // discarded.
 bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_clock_mhz, double threshold);

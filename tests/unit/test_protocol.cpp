@@ -80,9 +80,9 @@ TEST(StoppingCriterion, TheTimeLimitStillYieldsOneSample) {
   EXPECT_EQ(stop.should_stop({0.5}, 5.0), "max_time");
 }
 
-// A long tensor-core call ran an H200 at its power limit (1,420 MHz over the call, 72% of the
-// 1,980 MHz boost) after starting at full clock: that is the solution's own speed, kept. A GPU
-// already slow when the call began is throttled, whatever the call did.
+// A call that starts at full clock and pulls the clock down with its own power draw (here, an
+// invented 1,420 MHz over the call, 72% of a 1,980 MHz maximum) is the solution's own speed: kept.
+// A GPU already slow when the call began is throttled, whatever the call did.
 TEST(ThrottledSample, TheClockWhenTheCallBeganDecides) {
   const double max = 1980, threshold = 0.75;
   EXPECT_FALSE(throttled_sample(1975, 1420, max, threshold));  // its own power draw: kept
