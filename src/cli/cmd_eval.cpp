@@ -198,6 +198,13 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_option("--noise", t.target_rel_stdev, "Stop when stdev/mean of the samples falls to this")
         ->check(number_in(0, 1, "(stdev/mean)"))
         ->capture_default_str();
+    cmd->add_option("--median-ci", t.target_median_ci,
+                    "Stop when the median's 95% confidence interval is within this fraction of it (0: never)")
+        ->check(number_in(0, 1, "(fraction of the median)"))
+        ->capture_default_str();
+    cmd->add_option("--min-time", t.min_seconds, "Seconds of sampling before --noise or --median-ci may stop it")
+        ->check(number_in(0, 86400, "seconds"))
+        ->capture_default_str();
     cmd->add_option("--warmup", t.warmup_seconds, "Seconds of warm-up calls before sampling")
         ->check(number_in(0, 60, "seconds"))
         ->capture_default_str();

@@ -58,6 +58,12 @@ Summary summarize(std::span<const double> samples) {
   s.q25 = sorted_quantile(sorted, 0.25);
   s.q75 = sorted_quantile(sorted, 0.75);
   s.iqr = s.q75 - s.q25;
+  const double n = static_cast<double>(s.n), half = 1.96 * std::sqrt(n) / 2;
+  // 1-based ranks, clamped to the sample: floor and ceil widen the interval, never narrow it.
+  const auto lo = static_cast<size_t>(std::max(1.0, std::floor(n / 2 - half)));
+  const auto hi = static_cast<size_t>(std::min(n, std::ceil(n / 2 + half + 1)));
+  s.median_ci_low = s.n < 6 ? s.min : sorted[lo - 1];
+  s.median_ci_high = s.n < 6 ? s.max : sorted[hi - 1];
   return s;
 }
 

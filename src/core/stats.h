@@ -11,6 +11,12 @@ struct Summary {
   double mean = 0, stdev = 0, rel_stdev = 0;  // stdev is the sample (n-1) standard deviation
   double min = 0, max = 0;
   double median = 0, p10 = 0, p90 = 0, q25 = 0, q75 = 0, iqr = 0;  // linear-interpolated quantiles
+  // The median's 95% confidence interval, distribution-free: the order statistics of ranks
+  // n/2 -/+ 1.96 sqrt(n)/2 (the binomial's normal approximation; W. J. Conover, Practical
+  // Nonparametric Statistics, 3rd ed., 1999, section 3.2, the confidence interval for a quantile).
+  // Timing samples are skewed (a long right tail), which is why the median, and an interval that
+  // assumes no distribution, are used. With fewer than 6 samples it is [min, max].
+  double median_ci_low = 0, median_ci_high = 0;
 };
 
 // Throws std::invalid_argument on an empty sample or one holding NaN.

@@ -131,6 +131,10 @@ TimingRecord timing_from(const json& j) {
   s.iqr = get<double>(j, "iqr");
   s.stdev = get<double>(j, "stdev");
   s.rel_stdev = get<double>(j, "rel_stdev");
+  // Absent in records written before it existed: the widest interval the samples allow.
+  const json ci = j.value("median_ci95", json::array({s.min, s.max}));
+  s.median_ci_low = ci.at(0).get<double>();
+  s.median_ci_high = ci.at(1).get<double>();
   t.warmup_calls = get<size_t>(j, "warmup_calls");
   t.stop_reason = get<std::string>(j, "stop_reason");
   t.wall_seconds = get<double>(j, "wall_seconds");

@@ -13,7 +13,8 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   const Summary& s = r.seconds;
   nlohmann::json j = {{"n", s.n}, {"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},
                       {"p10", s.p10}, {"p90", s.p90}, {"q25", s.q25}, {"q75", s.q75}, {"iqr", s.iqr},
-                      {"stdev", s.stdev}, {"rel_stdev", s.rel_stdev}, {"warmup_calls", r.warmup_calls},
+                      {"stdev", s.stdev}, {"rel_stdev", s.rel_stdev},
+                      {"median_ci95", {s.median_ci_low, s.median_ci_high}}, {"warmup_calls", r.warmup_calls},
                       {"stop_reason", r.stop_reason}, {"wall_seconds", r.wall_seconds},
                       {"sm_clock_median_mhz", finite_or_null(r.sm_clock_median_mhz)},
                       {"sm_clock_min_mhz", finite_or_null(r.sm_clock_min_mhz)},

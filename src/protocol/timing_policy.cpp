@@ -9,7 +9,8 @@ using wire::field;
 
 nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
-          {"target_rel_stdev", p.target_rel_stdev}, {"max_seconds", p.max_seconds},
+          {"target_rel_stdev", p.target_rel_stdev}, {"target_median_ci", p.target_median_ci},
+          {"min_seconds", p.min_seconds}, {"max_seconds", p.max_seconds},
           {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
           {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel},
           {"hot_capture", p.hot_capture}, {"perturb", p.perturb}};
@@ -22,6 +23,10 @@ TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
   p.min_samples = field<size_t>(j, msg, "min_samples");
   p.max_samples = field<size_t>(j, msg, "max_samples");
   p.target_rel_stdev = field<double>(j, msg, "target_rel_stdev");
+  // Absent in results written before the confidence rule existed; such results never used it
+  // (0: off) and had no minimum time.
+  p.target_median_ci = wire::field_or<double>(j, msg, "target_median_ci", 0.0);
+  p.min_seconds = wire::field_or<double>(j, msg, "min_seconds", 0.0);
   p.max_seconds = field<double>(j, msg, "max_seconds");
   p.input_sets = field<int>(j, msg, "input_sets");
   p.rechecks = field<int>(j, msg, "rechecks");

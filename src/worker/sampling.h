@@ -40,7 +40,9 @@ bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_
 class StoppingCriterion {
  public:
   explicit StoppingCriterion(const TimingPolicy& p) : p_(p) {}
-  // "" to continue, else why sampling stops: "noise" | "max_samples" | "max_time".
+  // "" to continue, else why sampling stops: "noise" (the samples' spread is under its target) |
+  // "median_ci" (the median is known to within its target) | "max_samples" | "max_time". Neither
+  // "noise" nor "median_ci" before min_samples samples and min_seconds of sampling.
   std::string should_stop(const std::vector<double>& samples, double elapsed_seconds) const;
 
  private:
