@@ -114,27 +114,11 @@ SeedCheck seed_check_from(const json& j) {
   return c;
 }
 
-// The inverse of timing.cpp's writer with samples: the summary of the cold samples as written, the
-// event samples themselves (their summary, "event", is recomputed from them as the writer does).
+// The inverse of timing.cpp's writer with samples. The summaries are derived from the samples, as
+// the evaluator derives them (t.seconds = summarize(t.samples)) and as the writer derives "event":
+// rebuilt the same way, they are written out exactly as they were read.
 TimingRecord timing_from(const json& j) {
   TimingRecord t;
-  Summary& s = t.seconds;
-  s.n = get<size_t>(j, "n");
-  s.median = get<double>(j, "median");
-  s.mean = get<double>(j, "mean");
-  s.min = get<double>(j, "min");
-  s.max = get<double>(j, "max");
-  s.p10 = get<double>(j, "p10");
-  s.p90 = get<double>(j, "p90");
-  s.q25 = get<double>(j, "q25");
-  s.q75 = get<double>(j, "q75");
-  s.iqr = get<double>(j, "iqr");
-  s.stdev = get<double>(j, "stdev");
-  s.rel_stdev = get<double>(j, "rel_stdev");
-  // Absent in records written before it existed: the widest interval the samples allow.
-  const json ci = j.value("median_ci95", json::array({s.min, s.max}));
-  s.median_ci_low = ci.at(0).get<double>();
-  s.median_ci_high = ci.at(1).get<double>();
   t.warmup_calls = get<size_t>(j, "warmup_calls");
   t.stop_reason = get<std::string>(j, "stop_reason");
   t.wall_seconds = get<double>(j, "wall_seconds");
@@ -148,9 +132,10 @@ TimingRecord timing_from(const json& j) {
   t.hot_mode = get<std::string>(hot, "mode");
   t.tail_checks = j.at("tail_checks");
   t.span_samples = get<size_t>(j, "span_samples");
-  // Without its samples a record cannot be rebuilt as written ("samples", "event").
+  // Without its samples a record cannot be rebuilt as written (its summaries, "event").
   t.samples = get<std::vector<double>>(j, "samples");
   t.event_samples = get<std::vector<double>>(j, "event_samples");
+  t.seconds = summarize(t.samples);  // throws on no samples: a record the evaluator never writes
   return t;
 }
 
