@@ -58,6 +58,7 @@ void print_datasheet_and_measured(const Ceilings& c) {
     for (const auto& [k, v] : sheet) present.insert(k);
     for (const auto& [k, v] : meas) present.insert(k);
     for (const auto& [k, why] : c.unmeasured) {
+      if (k == "launch_floor") continue;  // print_launch_floor's
       const bool is_memory = std::find(memory_keys().begin(), memory_keys().end(), k) != memory_keys().end();
       if (is_memory == memory) present.insert(k);
     }
@@ -93,6 +94,17 @@ void print_datasheet_and_measured(const Ceilings& c) {
               << (has_datasheet ? " Scoring uses the datasheet.\n" : "\n");
 }
 
+// The launch floor (target/launch_floor.h), or why there is none.
+void print_launch_floor(const Ceilings& c) {
+  if (c.launch_floor) {
+    std::cout << fmt::format("  {:<9} {:>10.2f} us       {}\n", "floor", c.launch_floor->value * 1e6, c.launch_floor->source);
+  } else if (auto why = c.unmeasured.find("launch_floor"); why != c.unmeasured.end()) {
+    std::cout << fmt::format("  {:<9} {:>10} not measured: {}\n", "floor", "-", why->second);
+  } else {
+    std::cout << fmt::format("  {:<9} {:>10} not measured yet (no achievable fractions until it is)\n", "floor", "-");
+  }
+}
+
 }  // namespace
 
 void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -115,12 +127,15 @@ void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code) 
                    "minute)\n";
     // measure = true: this command is where a GPU's own measurement is made (and cached).
     Ceilings c = t->ceilings(g.hardware_dir, *refresh, /*measure=*/true);
-    if (g.json)
+    if (g.json) {
       std::cout << kb::json_text(to_json(c)) << "\n";
-    else if (c.measured)
-      print_measured_only(c);
-    else
-      print_datasheet_and_measured(c);
+    } else {
+      if (c.measured)
+        print_measured_only(c);
+      else
+        print_datasheet_and_measured(c);
+      print_launch_floor(c);
+    }
     exit_code = kExitPass;
   });
 }

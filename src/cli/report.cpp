@@ -55,10 +55,14 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
     if (r.peak_fraction_geomean)
       out << fmt::format("   peak_fraction {:.4f} ({}-bound, geomean)   speed-of-light {:.4f}", *r.peak_fraction_geomean,
                          r.regime, *r.sol_fraction_geomean);
+    if (r.achievable_fraction_geomean) out << fmt::format("   achievable {:.4f}", *r.achievable_fraction_geomean);
     out << "\n";
     if (r.compute_peak && r.memory_peak)
       out << fmt::format("  ceilings {} ({}): {} = {}, {} = {}\n", r.ceilings_id, r.ceilings_measured ? "measured" : "datasheet",
-                         r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"));
+                         r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"))
+          << (r.launch_floor_seconds ? fmt::format("  launch floor {}\n", report::duration_text(*r.launch_floor_seconds))
+                                     : r.target == "cuda" ? "  launch floor not measured yet (`kbench ceilings --target cuda`): no achievable fraction\n"
+                                                          : "");
   } else {
     out << "\n  verdict " << paint(r.verdict() == Verdict::fail ? "FAIL" : "ERROR", "31;1", color) << " ("
         << reason_name(r.finding.reason) << ")\n";

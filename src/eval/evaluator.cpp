@@ -537,8 +537,9 @@ class ShapeRun {
       // Without attribution (no CUPTI), the device-wide cross-check is the fallback.
       return fail(Reason::work_outside_stream, *why);
     }
-    const RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
-                                      ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
+    RooflinePoint rp = roofline(r_.flops, r_.bytes, t.seconds.median, p_.regime,
+                                ceil.compute_peak(p_.compute_peak).value, ceil.memory_peak(p_.memory_peak).value);
+    if (ceil.launch_floor) rp = with_launch_floor(rp, ceil.launch_floor->value);
     r_.roofline = rp;
     // Written bytes a write-back cache can hold need not reach DRAM within the timed call (the L2
     // is flushed of the inputs before it, not of the outputs after it): those are not evidence.
@@ -569,15 +570,18 @@ class ShapeRun {
 };
 
 void summarize_scores(EvalResult& r) {
-  std::vector<double> peak, sol;
+  std::vector<double> peak, sol, achievable;
   for (const auto& s : r.shapes) {
     if (!s.roofline) return;
     peak.push_back(s.roofline->peak_fraction);
     sol.push_back(s.roofline->sol_fraction);
+    if (s.roofline->achievable_fraction) achievable.push_back(*s.roofline->achievable_fraction);
   }
   if (peak.empty()) return;
   r.peak_fraction_geomean = geomean(peak);
   r.sol_fraction_geomean = geomean(sol);
+  // Every shape's, or none: a geomean over some shapes would not be the problem's.
+  if (achievable.size() == peak.size()) r.achievable_fraction_geomean = geomean(achievable);
 }
 
 EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& o,
@@ -670,6 +674,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       r.ceilings_measured = ceilings->measured;
       r.compute_peak = ceilings->compute_peak(p.compute_peak).value;
       r.memory_peak = ceilings->memory_peak(p.memory_peak).value;
+      if (ceilings->launch_floor) r.launch_floor_seconds = ceilings->launch_floor->value;
     }
     std::vector<size_t> shapes = o.shapes;
     if (shapes.empty())
@@ -770,10 +775,11 @@ CachedBaseline look_up_baseline(const Problem& p, const EvalOptions& o) {
 }
 
 // A cached baseline was scored against the ceilings of its time: it stands for this evaluation only
-// where the solution's are the same (a datasheet edited, host ceilings re-measured: re-scored fresh).
+// where the solution's are the same (a datasheet edited, host ceilings or the launch floor
+// re-measured: re-scored fresh).
 bool same_ceilings(const EvalResult& baseline, const EvalResult& r) {
   return baseline.ceilings_id == r.ceilings_id && baseline.compute_peak == r.compute_peak &&
-         baseline.memory_peak == r.memory_peak;
+         baseline.memory_peak == r.memory_peak && baseline.launch_floor_seconds == r.launch_floor_seconds;
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ json to_json(const RooflinePoint& p) {
   return {{"flops", p.flops}, {"bytes", p.bytes}, {"seconds", p.seconds}, {"flops_per_s", p.flops_per_s},
           {"bytes_per_s", p.bytes_per_s}, {"compute_peak", p.compute_peak}, {"memory_peak", p.memory_peak},
           {"compute_fraction", p.compute_fraction}, {"memory_fraction", p.memory_fraction},
-          {"peak_fraction", p.peak_fraction}, {"sol_fraction", p.sol_fraction}};
+          {"peak_fraction", p.peak_fraction}, {"sol_fraction", p.sol_fraction},
+          {"launch_floor_seconds", opt(p.launch_floor_seconds)}, {"achievable_fraction", opt(p.achievable_fraction)}};
 }
 
 json to_json(const ShapeResult& s, bool with_samples) {
@@ -152,6 +153,9 @@ RooflinePoint roofline_from(const json& j) {
   p.memory_fraction = get<double>(j, "memory_fraction");
   p.peak_fraction = get<double>(j, "peak_fraction");
   p.sol_fraction = get<double>(j, "sol_fraction");
+  // Optional: results written before the launch floor existed lack them.
+  p.launch_floor_seconds = opt_from(j.value("launch_floor_seconds", json(nullptr)));
+  p.achievable_fraction = opt_from(j.value("achievable_fraction", json(nullptr)));
   return p;
 }
 
@@ -251,6 +255,8 @@ EvalResult eval_result_from_json(const json& j) {
   const json& summary = j.at("summary");
   r.peak_fraction_geomean = opt_from(summary.at("peak_fraction_geomean"));
   r.sol_fraction_geomean = opt_from(summary.at("sol_fraction_geomean"));
+  r.achievable_fraction_geomean = opt_from(summary.value("achievable_fraction_geomean", json(nullptr)));
+  r.launch_floor_seconds = opt_from(summary.value("launch_floor_seconds", json(nullptr)));
   r.regime = get<std::string>(summary, "regime");
   r.compute_peak_key = get<std::string>(summary, "compute_peak_key");
   r.memory_peak_key = get<std::string>(summary, "memory_peak_key");
@@ -291,11 +297,13 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"shapes_not_judged", r.shapes_not_judged},
       {"summary", {{"peak_fraction_geomean", opt(r.peak_fraction_geomean)},
                    {"sol_fraction_geomean", opt(r.sol_fraction_geomean)},
+                   {"achievable_fraction_geomean", opt(r.achievable_fraction_geomean)},
                    {"regime", r.regime},
                    {"compute_peak_key", r.compute_peak_key},
                    {"memory_peak_key", r.memory_peak_key},
                    {"compute_peak", opt(r.compute_peak)},
                    {"memory_peak", opt(r.memory_peak)},
+                   {"launch_floor_seconds", opt(r.launch_floor_seconds)},
                    {"ceilings", r.ceilings_id},
                    {"ceilings_measured", r.ceilings_measured}}},
       {"timing_policy", to_json(r.timing_policy)},

@@ -90,9 +90,12 @@ struct EvalResult {
   // judges them all), in index order.
   std::vector<size_t> shapes_not_judged;
   std::optional<double> peak_fraction_geomean, sol_fraction_geomean;
+  // Over every shape, when the ceilings had a launch floor (eval/roofline.h, with_launch_floor).
+  std::optional<double> achievable_fraction_geomean;
   std::string regime;
   std::string compute_peak_key, memory_peak_key;
   std::optional<double> compute_peak, memory_peak;
+  std::optional<double> launch_floor_seconds;  // the ceilings' launch floor (target/launch_floor.h)
   std::string ceilings_id;
   bool ceilings_measured = false;
   TimingPolicy timing_policy;

@@ -80,6 +80,15 @@ RooflinePoint roofline(double flops, double bytes, double seconds, Regime regime
   return p;
 }
 
+RooflinePoint with_launch_floor(RooflinePoint p, double floor_seconds) {
+  require(std::isfinite(floor_seconds) && floor_seconds > 0,
+          fmt::format("the launch floor must be a positive time, got {} s", floor_seconds));
+  const double achievable = std::max({p.flops / p.compute_peak, p.bytes / p.memory_peak, floor_seconds});
+  p.launch_floor_seconds = floor_seconds;
+  p.achievable_fraction = achievable / p.seconds;
+  return p;
+}
+
 std::optional<std::string> physics_violation(const RooflinePoint& p, double slack, double cached_writes) {
   if (!(std::isfinite(slack) && slack >= 1.0))
     throw std::invalid_argument(fmt::format("physics_violation: slack must be >= 1.0 (1.0 = the ceiling), got {}", slack));

@@ -10,11 +10,11 @@
 namespace kb::report {
 namespace {
 
-constexpr size_t kColumns = 10;
+constexpr size_t kColumns = 11;
 // Column 0 is the row's mark (ok, FAIL, base), printed with the shape's label under one header.
-const std::array<const char*, kColumns> kHeader = {"", "shape", "check", "median", "±iqr", "hot", "FLOP/s", "bytes/s", "peak", "SoL"};
+const std::array<const char*, kColumns> kHeader = {"", "shape", "check", "median", "±iqr", "hot", "FLOP/s", "bytes/s", "peak", "SoL", "achievable"};
 // Left-aligned: the mark, the label and the check count; the figures are right-aligned.
-constexpr std::array<bool, kColumns> kLeft = {true, true, true, false, false, false, false, false, false, false};
+constexpr std::array<bool, kColumns> kLeft = {true, true, true, false, false, false, false, false, false, false, false};
 
 using Row = std::array<std::string, kColumns>;
 
@@ -54,6 +54,7 @@ Row shape_row(const ShapeResult& s, std::string mark, bool with_checks) {
     row[7] = rate_text(s.roofline->bytes_per_s, "B/s");
     row[8] = percent(s.roofline->peak_fraction);
     row[9] = percent(s.roofline->sol_fraction);
+    if (s.roofline->achievable_fraction) row[10] = percent(*s.roofline->achievable_fraction);
   }
   return row;
 }

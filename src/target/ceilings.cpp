@@ -83,7 +83,9 @@ nlohmann::json to_json(const Ceilings& c) {
           {"memory", table(c.memory)},
           {"measured_compute", table(c.measured_compute)},
           {"measured_memory", table(c.measured_memory)},
-          {"unmeasured", unmeasured}};
+          {"unmeasured", unmeasured},
+          {"launch_floor", c.launch_floor ? nlohmann::json{{"value", c.launch_floor->value}, {"source", c.launch_floor->source}}
+                                          : nlohmann::json(nullptr)}};
 }
 
 Ceilings ceilings_from_json(const nlohmann::json& j) {
@@ -131,6 +133,15 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
       c.unmeasured[key] = why.get<std::string>();
     }
   }
+  if (auto f = j.find("launch_floor"); f != j.end() && !f->is_null()) {
+    if (!f->is_object()) fail("launch_floor", "expected null or an object {value, source}");
+    auto v = f->find("value");
+    if (v == f->end() || !v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() <= 0)
+      fail("launch_floor.value", "missing or not a positive number of seconds");
+    auto s = f->find("source");
+    if (s == f->end() || !s->is_string() || s->get<std::string>().empty()) fail("launch_floor.source", "missing or empty");
+    c.launch_floor = Ceiling{v->get<double>(), s->get<std::string>()};
+  }
   return c;
 }
 
@@ -138,6 +149,7 @@ Ceilings with_measurement(Ceilings datasheet, const Ceilings& measurement) {
   datasheet.measured_compute = measurement.compute;
   datasheet.measured_memory = measurement.memory;
   datasheet.unmeasured = measurement.unmeasured;
+  datasheet.launch_floor = measurement.launch_floor;
   return datasheet;
 }
 

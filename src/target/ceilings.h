@@ -40,19 +40,26 @@ struct Ceilings {
   // that may not recur (out of memory, a CUDA or cuBLASLt error); any other reason is a property of
   // the device ("needs compute capability >= 8.9"). A measurement with a "failed:" reason is not cached.
   std::map<std::string, std::string> unmeasured;
+  // The launch floor (target/launch_floor.h): the time, in seconds, that kbench's cold timer gives a
+  // call doing the least a solution can (cuda: one empty kernel on the handed stream; host: nothing).
+  // No shape of any problem can be timed faster, so it bounds the achievable time from below beside
+  // the compute and memory ceilings (eval/roofline.h, achievable_fraction). Measured with the
+  // ceilings and cached with them; unset when nothing measured it (cuda before `kbench ceilings`).
+  std::optional<Ceiling> launch_floor;
 
   // Throws std::out_of_range naming the key and the keys present.
   const Ceiling& compute_peak(const std::string& key) const;
   const Ceiling& memory_peak(const std::string& key) const;
 };
 
-// {id, name, measured, compute, memory, measured_compute, measured_memory, unmeasured}; the last three
-// are optional when read (documents written before they existed).
+// {id, name, measured, compute, memory, measured_compute, measured_memory, unmeasured, launch_floor};
+// the last four are optional when read (documents written before they existed); launch_floor is
+// null when unset.
 nlohmann::json to_json(const Ceilings& c);
 Ceilings ceilings_from_json(const nlohmann::json& j);  // throws std::runtime_error on a bad document
 
 // `datasheet` with the figures of `measurement` (a Ceilings with measured == true) as its
-// measured_compute / measured_memory, and the measurement's unmeasured reasons.
+// measured_compute / measured_memory, and the measurement's unmeasured reasons and launch floor.
 Ceilings with_measurement(Ceilings datasheet, const Ceilings& measurement);
 // True when some unmeasured reason begins with "failed:" (see Ceilings::unmeasured).
 bool measurement_failed_somewhere(const Ceilings& measurement);
@@ -82,8 +89,10 @@ const HardwareSpec* match_hardware(const std::vector<HardwareSpec>& specs, std::
 Ceilings measure_host_ceilings();
 // Cached per machine (identified by /etc/machine-id or hostname, CPU model and core count) under
 // $KBENCH_CACHE_DIR or $XDG_CACHE_HOME/kbench or ~/.cache/kbench; measured on a miss or when
-// `refresh` is set.
-Ceilings host_ceilings(bool refresh = false);
+// `refresh` is set. With `measure_floor` (the host target passes its launch floor's measurement,
+// target/launch_floor.h), ceilings without a launch floor get one, measured and cached with them:
+// a cache written before the floor existed gains it without the rest being measured again.
+Ceilings host_ceilings(bool refresh = false, const std::function<Ceiling()>& measure_floor = {});
 // The cached host ceilings of this machine, or nullopt when none are cached; never measures.
 std::optional<Ceilings> cached_host_ceilings();
 // What the host ceilings cache is keyed on: machine id, CPU model, online CPUs, OpenMP threads.

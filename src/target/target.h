@@ -87,6 +87,11 @@ class Device {
   // Evicts the data caches so the next call starts cold (writes >= 2x the last-level cache).
   virtual void flush_cache() = 0;
 
+  // The least work a solution's call can do, as its call would do it: one empty kernel on the
+  // handed stream (cuda), nothing (host). The launch floor (target/launch_floor.h) times it.
+  // Returns 0, as a solution's successful kb_run.
+  virtual int launch_empty() { return 0; }
+
   struct TimedCall {
     double seconds = 0;         // the call's duration, measured the target's way
     double sm_clock_mhz = NAN;  // SM clock over the call when the target can tell, else NaN

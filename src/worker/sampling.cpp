@@ -7,15 +7,6 @@
 
 namespace kb {
 
-double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span) {
-  *used_span = false;
-  if (!std::isfinite(span_seconds) || span_seconds <= 0 || span_seconds > event_seconds) return event_seconds;
-  if (event_seconds - span_seconds > std::max(kSpanAgreementSeconds, kSpanAgreementFraction * event_seconds))
-    return event_seconds;
-  *used_span = true;
-  return span_seconds;
-}
-
 std::string StoppingCriterion::should_stop(const std::vector<double>& samples, double elapsed) const {
   if (samples.size() >= p_.max_samples) return "max_samples";
   if (samples.size() >= p_.min_samples && elapsed >= p_.min_seconds) {

@@ -1,28 +1,16 @@
 // The worker's sampling rules: when to stop taking cold samples (TimingPolicy's stopping rule) and
-// what one cold sample's time is.
+// which samples a throttled GPU spoiled.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "protocol/timing_policy.h"
+#include "target/call_timing.h"
 
 namespace kb {
 
-// The cold time of one sample. `event_seconds` is the CUDA-event (or host) interval around the
-// call; `span_seconds`, when the target attributes GPU work (cuda with CUPTI), is the GPU time from
-// the start of the solution's first kernel/copy/memset to the end of its last (NaN when unknown,
-// or when the call enqueued stream work that no record covers: a host function, a wait, a graph
-// launch; see GpuWork::unrecorded). The span leaves out the fixed time between the start event and
-// the first kernel (launch and the activity tracing's own cost: ~0.7-2.5 us on an H100), so it is
-// used whenever it is known and not longer than the events. (Nsight Compute's gpu__time_duration
-// reads a constant 1.2-1.8 us longer than the span at every copy size from 1 to 256 MiB on an H200,
-// at the same SM clock: docs/evaluation.md.) As a last guard, events that
-// exceed the span by more than max(kSpanAgreementSeconds, kSpanAgreementFraction of the events)
-// stand: a gap that large is not launch overhead.
-inline constexpr double kSpanAgreementSeconds = 20e-6;
-inline constexpr double kSpanAgreementFraction = 0.25;
-double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span);
+// What one cold sample's time is: target/call_timing.h (cold_sample_seconds).
 
 // Whether a cold sample ran on a throttled GPU and is discarded. The clock when the call began
 // (`start_clock_mhz`, the probe just before it) decides where the target reads it: a GPU that was

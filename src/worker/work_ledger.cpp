@@ -29,16 +29,4 @@ nlohmann::json WorkLedger::to_json(const std::string& monitor_status) const {
           {"calls_with_unrecorded_stream_work", unrecorded_}, {"violations", v}};
 }
 
-double WorkLedger::span_seconds(const std::vector<GpuWork>& work) {
-  if (work.empty()) return std::numeric_limits<double>::quiet_NaN();
-  uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-  for (const auto& w : work)
-    if (w.unrecorded) return std::numeric_limits<double>::quiet_NaN();
-  for (const auto& w : work) {
-    lo = std::min(lo, w.start_ns);
-    hi = std::max(hi, w.end_ns);
-  }
-  return hi > lo ? static_cast<double>(hi - lo) * 1e-9 : std::numeric_limits<double>::quiet_NaN();
-}
-
 }  // namespace kb

@@ -21,10 +21,6 @@ class WorkLedger {
   // {"monitor": status, "kernels": [...], "records": n, "violations": [{"kind", "name"}...]}
   nlohmann::json to_json(const std::string& monitor_status) const;
 
-  // GPU time from the first start to the last end of `work`, in seconds; NaN when empty or when
-  // the call enqueued stream work no record covers (GpuWork::unrecorded).
-  static double span_seconds(const std::vector<GpuWork>& work);
-
  private:
   std::set<std::string> kernels_;
   std::set<std::pair<std::string, std::string>> violations_;  // (kind, name)

@@ -383,7 +383,7 @@ class Worker {
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
       if (rc != 0) return reply(BenchReply::failed(rc, "timing", it));
       bool used_span = false;
-      const double seconds = cold_sample_seconds(t.seconds, WorkLedger::span_seconds(collect(ledger)), &used_span);
+      const double seconds = cold_sample_seconds(t.seconds, work_span_seconds(collect(ledger)), &used_span);
       if (throttled_sample(t.sm_clock_start_mhz, t.sm_clock_mhz, max_clock, pol.throttle_threshold)) {
         ++throttled;
       } else {

@@ -172,6 +172,36 @@ TEST_F(CudaCeilingsTest, TargetServesTheCachedMeasurementAndEvalNeverMeasures) {
   EXPECT_EQ(c.compute_peak("fp32").value, spec_->ceilings.compute_peak("fp32").value);
 }
 
+// The launch floor (target/launch_floor.h): measured by `kbench ceilings` (measure = true) when the
+// cached measurement lacks one, cached with it, and served to eval (measure = false) from the cache.
+TEST_F(CudaCeilingsTest, LaunchFloorIsMeasuredWithTheCeilingsAndCached) {
+  if (!spec_) GTEST_SKIP() << "no datasheet matches " << name_;
+  ScopedCacheDir cache;
+  auto target = make_target("cuda");
+  const CudaDeviceIdentity id = cuda_device_identity(0);
+  Ceilings without = measured();
+  without.launch_floor.reset();  // as a cache written before the floor existed
+  ASSERT_TRUE(write_ceilings_cache(cuda_ceilings_cache_file(id), cuda_ceilings_cache_key(id), without));
+  EXPECT_FALSE(target->ceilings(hardware_dir(), false, /*measure=*/false).launch_floor) << "eval never measures";
+
+  Ceilings c;
+  const double s = seconds_of([&] { c = target->ceilings(hardware_dir(), false, /*measure=*/true); });
+  ASSERT_TRUE(c.launch_floor) << (c.unmeasured.count("launch_floor") ? c.unmeasured.at("launch_floor") : "");
+  std::printf("[ floor     ] %.3f us in %.2f s: %s\n", c.launch_floor->value * 1e6, s, c.launch_floor->source.c_str());
+  // An empty kernel's span is about a microsecond or two on an H100/H200; events around it a few.
+  EXPECT_GT(c.launch_floor->value, 0.2e-6);
+  EXPECT_LT(c.launch_floor->value, 20e-6);
+  EXPECT_NE(c.launch_floor->source.find("one empty kernel"), std::string::npos) << c.launch_floor->source;
+  EXPECT_LT(s, 10.0) << "adding a floor to a cached measurement must not measure the rest again";
+  // The rest of the measurement is the cached one, untouched.
+  EXPECT_EQ(c.measured_memory.at("dram").value, measured().memory.at("dram").value);
+
+  // Cached: eval reads the same floor, without measuring.
+  const Ceilings e = target->ceilings(hardware_dir(), false, /*measure=*/false);
+  ASSERT_TRUE(e.launch_floor);
+  EXPECT_EQ(e.launch_floor->value, c.launch_floor->value);
+}
+
 TEST_F(CudaCeilingsTest, CliPrintsDatasheetAndMeasuredSideBySide) {
   if (!spec_) GTEST_SKIP() << "no datasheet matches " << name_;
   ScopedCacheDir cache;  // the child kbench inherits KBENCH_CACHE_DIR
@@ -196,6 +226,7 @@ TEST_F(CudaCeilingsTest, CliPrintsDatasheetAndMeasuredSideBySide) {
   std::printf("%s", r.output.c_str());
   EXPECT_NE(r.output.find("datasheet"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" measured ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  floor "), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -93,8 +93,8 @@ TEST(GpuWork, WithoutTheMonitorNothingIsJudged) {
 }
 
 TEST(GpuWork, SpanRunsFromTheFirstStartToTheLastEnd) {
-  EXPECT_TRUE(std::isnan(kb::WorkLedger::span_seconds({})));
-  EXPECT_DOUBLE_EQ(kb::WorkLedger::span_seconds({kernel("a", 1000, 5000), kernel("b", 6000, 9000)}), 8000e-9);
+  EXPECT_TRUE(std::isnan(kb::work_span_seconds({})));
+  EXPECT_DOUBLE_EQ(kb::work_span_seconds({kernel("a", 1000, 5000), kernel("b", 6000, 9000)}), 8000e-9);
 }
 
 TEST(ColdSample, SpanIsUsedWhenItAgreesWithTheEventsUpToTheLaunchOverhead) {
@@ -120,7 +120,7 @@ TEST(GpuWork, UnrecordedStreamWorkDisablesTheSpan) {
   kb::GpuWork marker;
   marker.unrecorded = true;
   marker.kernel = false;
-  EXPECT_TRUE(std::isnan(kb::WorkLedger::span_seconds({kernel("a", 1000, 5000), marker})));
+  EXPECT_TRUE(std::isnan(kb::work_span_seconds({kernel("a", 1000, 5000), marker})));
   kb::WorkLedger l;
   l.add({kernel("a", 1000, 5000), marker});
   EXPECT_EQ(l.to_json("cupti").at("calls_with_unrecorded_stream_work"), 1);

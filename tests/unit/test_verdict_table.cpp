@@ -53,13 +53,14 @@ TEST(VerdictTable, HostResult) {
   EvalResult r;
   r.shapes.push_back(shape("batch=32 vocab=4096", true, 3, 3));
   timed(r.shapes.back(), 61.5e-6, 1.23e-6, 40.25e-6, 515.01e6, 17.05e9, 0.1234, 0.1234);
+  r.shapes.back().roofline->achievable_fraction = 0.1299;
   r.shapes.push_back(shape("huge range, spikes every 4096", false, 3, 1));
   r.shapes.push_back(shape("a", true, 0, 0));
   EXPECT_EQ(report::verdict_table(r, false),
-            "  shape                               check    median  ±iqr       hot          FLOP/s     bytes/s   peak    SoL\n"
-            "  ok   batch=32 vocab=4096            3/3    61.50 us  2.0%  40.25 us  515.01 MFLOP/s  17.05 GB/s  12.3%  12.3%\n"
-            "  FAIL huge range, spikes every 4096  1/3           -     -         -               -           -      -      -\n"
-            "  ok   a                              -             -     -         -               -           -      -      -\n");
+            "  shape                               check    median  ±iqr       hot          FLOP/s     bytes/s   peak    SoL  achievable\n"
+            "  ok   batch=32 vocab=4096            3/3    61.50 us  2.0%  40.25 us  515.01 MFLOP/s  17.05 GB/s  12.3%  12.3%       13.0%\n"
+            "  FAIL huge range, spikes every 4096  1/3           -     -         -               -           -      -      -           -\n"
+            "  ok   a                              -             -     -         -               -           -      -      -           -\n");
 }
 
 // A GPU run with a baseline: "73.01 TFLOP/s" was cut to "73.01 TFLOP/" before; the baseline's
@@ -77,12 +78,12 @@ TEST(VerdictTable, GpuResultWithBaseline) {
   r.baseline = b;
   r.baseline_description = "cuBLASLt FP8 GEMM";
   EXPECT_EQ(report::verdict_table(r, false),
-            "  shape                        check     median  ±iqr        hot          FLOP/s      bytes/s   peak    SoL\n"
-            "  ok   K not a multiple of 16  4/4     1.883 ms  0.6%   1.801 ms   73.01 TFLOP/s   42.90 GB/s   3.7%   3.7%\n"
-            "  ok   skinny M (decode)       4/4     48.20 us  1.9%          -   89.10 TFLOP/s    1.40 TB/s   4.5%  41.6%\n"
+            "  shape                        check     median  ±iqr        hot          FLOP/s      bytes/s   peak    SoL  achievable\n"
+            "  ok   K not a multiple of 16  4/4     1.883 ms  0.6%   1.801 ms   73.01 TFLOP/s   42.90 GB/s   3.7%   3.7%           -\n"
+            "  ok   skinny M (decode)       4/4     48.20 us  1.9%          -   89.10 TFLOP/s    1.40 TB/s   4.5%  41.6%           -\n"
             "\n"
             "  baseline: cuBLASLt FP8 GEMM (reference line, not scored)\n"
-            "  base K not a multiple of 16         251.20 us        250.00 us  547.30 TFLOP/s  321.60 GB/s  27.7%  27.7%\n");
+            "  base K not a multiple of 16         251.20 us        250.00 us  547.30 TFLOP/s  321.60 GB/s  27.7%  27.7%           -\n");
 }
 
 // Painted marks do not shift the columns: the escape sequences wrap the padded mark.

@@ -37,6 +37,7 @@ class CudaDevice final : public Device {
   void* stream() override { return stream_.get(); }
   void synchronize() override;
   void flush_cache() override;
+  int launch_empty() override;
   TimedCall time_call(const std::function<int()>& call, int* rc) override;
   double time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) override;
   std::optional<TailCheck> tail_check(const std::function<int()>& call, int* rc) override;

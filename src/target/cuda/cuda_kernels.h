@@ -44,6 +44,10 @@ struct ClockStamp {
   uint64_t cycles_end, ns_end;
 };
 
+// One empty kernel of one warp: the least work a solution's call can enqueue, timed by the launch
+// floor (target/launch_floor.h).
+cudaError_t launch_empty(cudaStream_t stream);
+
 // One thread writes a ClockStamp to *out (host-mapped memory, so no copy is needed to read it).
 cudaError_t launch_clock_probe(ClockStamp* out, uint64_t spin_ns, cudaStream_t stream);
 

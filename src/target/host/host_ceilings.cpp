@@ -463,12 +463,13 @@ std::optional<Ceilings> cached_host_ceilings() {
   return std::nullopt;
 }
 
-Ceilings host_ceilings(bool refresh) {
+Ceilings host_ceilings(bool refresh, const std::function<Ceiling()>& measure_floor) {
   const std::string key = host_cache_key();
   const std::filesystem::path file = host_cache_file(key);
-  if (!refresh)
-    if (auto cached = cached_host_ceilings()) return *cached;
-  Ceilings c = measure_host_ceilings();
+  std::optional<Ceilings> cached = refresh ? std::nullopt : cached_host_ceilings();
+  if (cached && (cached->launch_floor || !measure_floor)) return *cached;
+  Ceilings c = cached ? *cached : measure_host_ceilings();
+  if (measure_floor) c.launch_floor = measure_floor();
   write_ceilings_cache(file, key, c);
   return c;
 }

@@ -12,6 +12,7 @@
 #include "core/hash.h"
 #include "target/compile.h"
 #include "target/host/host_info.h"
+#include "target/launch_floor.h"
 #include "target/target.h"
 
 namespace kb {
@@ -100,8 +101,12 @@ class HostTarget final : public Target {
   std::unique_ptr<Device> open_device() const override { return std::make_unique<HostDevice>(); }
   std::string device_fingerprint() const override { return "host | " + host_machine_key(); }
 
-  // Host ceilings are always measured (and cached): `measure` changes nothing here.
-  Ceilings ceilings(const fs::path&, bool refresh, bool /*measure*/) const override { return host_ceilings(refresh); }
+  // Host ceilings are always measured (and cached), with the launch floor of this target's own
+  // device: `measure` changes nothing here. 51 samples, not the default: each one's cache flush
+  // reads >= 64 MiB (~5-10 ms), while the empty call's own time hardly varies.
+  Ceilings ceilings(const fs::path&, bool refresh, bool /*measure*/) const override {
+    return host_ceilings(refresh, [this] { return measure_launch_floor(*open_device(), 51); });
+  }
 
   // Measured host ceilings are not hard bounds: STREAM copy leaves out write-allocate traffic and
   // a solution's working set may partly stay in cache, so allow up to 2x before calling a time
