@@ -82,19 +82,26 @@ TEST(OpsLinear, HandComputedWithBias) {
 }
 
 TEST(OpsLinear, MatchesNaiveXWTransposePlusBiasWithLeadingDims) {
-  // x (2, 3, 130) and W (517, 130): crosses the 128 k-block and the 512-column block.
+  // W (517, 130): crosses the 128 k-block and the 512-column block. x (2, 3, 130): leading dims;
+  // x (71, 130): rows split over several tasks, each packing its own copy of W.
   const int64_t in = 130, out = 517;
-  const Tensor64 x = random_tensor({2, 3, in}, 31), w = random_tensor({out, in}, 32), b = random_tensor({out}, 33);
-  const Tensor64 y = kb::ops::linear(x, w, &b);
-  ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 3, out}));
-  Tensor64 want({2, 3, out});
-  for (int64_t r = 0; r < 6; ++r)
-    for (int64_t j = 0; j < out; ++j) {
-      double s = 0;
-      for (int64_t k = 0; k < in; ++k) s += x[r * in + k] * w[j * in + k];
-      want[r * out + j] = s + b[j];
-    }
-  EXPECT_TRUE(all_near(y, want, 1e-15));
+  const Tensor64 w = random_tensor({out, in}, 32), b = random_tensor({out}, 33);
+  for (const auto& lead : {std::vector<int64_t>{2, 3}, std::vector<int64_t>{71}}) {
+    std::vector<int64_t> xs = lead, ys = lead;
+    xs.push_back(in);
+    ys.push_back(out);
+    const Tensor64 x = random_tensor(xs, 31);
+    const Tensor64 y = kb::ops::linear(x, w, &b);
+    ASSERT_EQ(y.shape, ys);
+    Tensor64 want(ys);
+    for (int64_t r = 0; r < x.numel() / in; ++r)
+      for (int64_t j = 0; j < out; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < in; ++k) s += x[r * in + k] * w[j * in + k];
+        want[r * out + j] = s + b[j];
+      }
+    EXPECT_TRUE(all_near(y, want, 1e-15)) << kb::shape_string(xs);
+  }
 }
 
 TEST(OpsMatmul, RejectsMismatchedShapesNamingTheArgument) {

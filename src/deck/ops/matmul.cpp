@@ -1,5 +1,7 @@
 #include "deck/ops/matmul.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 namespace kb::ops {
@@ -73,7 +75,13 @@ void gemm_rows(const double* A, const double* B, double* C, int64_t i0, int64_t 
 template <bool kTransB>
 void gemm(const double* A, const double* B, double* C, int64_t batch, int64_t M, int64_t K, int64_t N,
           int64_t b_batch_stride) {
-  const int64_t row_blocks = (M + kGemmRowBlock - 1) / kGemmRowBlock;
+  // A transposed B is packed once per task and k/column block: give each thread one task's worth
+  // of rows (at least kGemmRowBlock), so that linear's weight is packed once per thread, not once
+  // per 32 rows (128 rows x 4096 -> 4096 on 2 threads: 0.9 s -> 0.65 s).
+  int64_t rows_per_task = kGemmRowBlock;
+  if constexpr (kTransB)
+    rows_per_task = std::max(kGemmRowBlock, (M + omp_get_max_threads() - 1) / omp_get_max_threads());
+  const int64_t row_blocks = (M + rows_per_task - 1) / rows_per_task;
   const int64_t tasks = batch * row_blocks;
 #pragma omp parallel
   {
@@ -81,7 +89,7 @@ void gemm(const double* A, const double* B, double* C, int64_t batch, int64_t M,
 #pragma omp for schedule(dynamic)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t bi = t / row_blocks, rb = t % row_blocks;
-      const int64_t i0 = rb * kGemmRowBlock, i1 = std::min(M, i0 + kGemmRowBlock);
+      const int64_t i0 = rb * rows_per_task, i1 = std::min(M, i0 + rows_per_task);
       gemm_rows<kTransB>(A + bi * M * K, B + bi * b_batch_stride, C + bi * M * N, i0, i1, K, N, pack);
     }
   }

@@ -8,8 +8,9 @@
 // any fp32 tolerance, so no compensation is spent on the hottest loop of the library.)
 //
 // Parallel (OpenMP) over blocks of output rows; blocked over k and columns so that a block of B
-// stays in L2 while four rows of C accumulate in L1 with a contiguous inner loop. Measured on
-// 2 cores of an AMD EPYC (no -march, SSE2 only): see tests/unit/test_ops_matmul.cpp's timing note.
+// stays in L2 while four rows of C accumulate in L1 with a contiguous inner loop. Measured
+// (-O2, no -march, 2 threads on a 2-core AMD EPYC VM shared with another build, load ~3.5):
+// matmul 2048^3 in 2.0-2.4 s; linear 128 x 4096 -> 4096 in 0.65 s.
 #pragma once
 
 #include "deck/ops/tensor64.h"
