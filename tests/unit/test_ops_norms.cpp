@@ -118,7 +118,10 @@ TEST(OpsNorms, RejectBadArgumentsNamingThem) {
   EXPECT_TRUE(throws_invalid([&] { kb::ops::rms_norm(x, {3}, &w, 1e-6); }, {"rms_norm: weight must have shape (3,), got (4,)"}));
   EXPECT_TRUE(throws_invalid([&] { kb::ops::group_norm(x, 3, nullptr, nullptr); },
                              {"group_norm: groups 3 does not divide the input's 4 channels"}));
-  EXPECT_TRUE(throws_invalid([&] { kb::ops::instance_norm(Tensor64({4}), 1e-5); }, {"instance_norm: input must be (N, C, *)"}));
+  EXPECT_TRUE(throws_invalid([&] { kb::ops::instance_norm(Tensor64({2, 4}), 1e-5); },
+                             {"instance_norm: input must be (N, C, spatial...) with at least one spatial dim, got shape (2, 4)"}));
+  EXPECT_TRUE(throws_invalid([&] { kb::ops::group_norm(Tensor64({4}), 1, nullptr, nullptr); },
+                             {"group_norm: input must be (N, C, *), got shape (4,)"}));
   EXPECT_TRUE(throws_invalid([&] { kb::ops::batch_norm_inference(x, Tensor64({3}), Tensor64({4}), nullptr, nullptr); },
                              {"batch_norm_inference: running_mean must have shape (4,), got (3,)"}));
   const Tensor64 negative({4}, {1, 1, -1, 1});

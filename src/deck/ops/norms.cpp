@@ -137,6 +137,10 @@ Tensor64 group_norm(const Tensor64& x, int64_t groups, const Tensor64* weight, c
 
 Tensor64 instance_norm(const Tensor64& x, double eps) {
   require_eps("instance_norm", eps);
+  // At least one spatial dim: PyTorch reads a 2-d input to InstanceNorm1d as unbatched (C, L), and
+  // its planes of one element would normalise to 0 anyway.
+  if (x.rank() < 3)
+    fail("instance_norm", "input must be (N, C, spatial...) with at least one spatial dim, got shape " + shape_string(x.shape));
   const auto s = channel_split("instance_norm", x);
   Tensor64 y(x.shape);
 #pragma omp parallel for schedule(dynamic) if (x.numel() > (1 << 16))

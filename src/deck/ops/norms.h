@@ -32,7 +32,7 @@ Tensor64 layer_norm(const Tensor64& x, const std::vector<int64_t>& normalized_sh
 Tensor64 group_norm(const Tensor64& x, int64_t groups, const Tensor64* weight, const Tensor64* bias, double eps = 1e-5);
 
 // InstanceNorm{1,2,3}d with its defaults (affine=False, track_running_stats=False) on x (N, C, *):
-// statistics over each (n, c) plane. Input without the batch dim is not accepted.
+// statistics over each (n, c) plane. x must have the batch dim and at least one spatial dim.
 Tensor64 instance_norm(const Tensor64& x, double eps = 1e-5);
 
 // BatchNorm{1,2,3}d in inference (eval mode, or training=False): per channel
