@@ -74,12 +74,16 @@ std::vector<std::vector<double>> oracle_outputs(const Problem& p, const ShapeCas
   return values;
 }
 
+bool oracle_recomputes_everything(const Problem& p, const ShapeCase& shape) {
+  int64_t total = 0;
+  for (const auto& o : p.outputs) total += numel_of(p.tensor_shape(o, shape));
+  return total <= kFullOracleElements && p.flops.eval(p.variables(shape)) <= kFullOracleFlops;
+}
+
 ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                                  const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed) {
   ExpectedOutputs e;
   e.values = nan_outputs(p, shape);
-  int64_t total = 0;
-  for (const auto& v : e.values) total += static_cast<int64_t>(v.size());
   if (!target || !target->gpu_reference(p, shape, inputs, weights, e.values)) {
     // gpu_reference touches nothing when it declines: the NaN outputs are the oracle's to fill.
     run_oracle(p, shape, inputs, weights, e.values, {});
@@ -93,7 +97,7 @@ ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const
   const int64_t row_len0 = out0.back();
   const int64_t nrows = static_cast<int64_t>(e.values[0].size()) / std::max<int64_t>(row_len0, 1);
   std::vector<int64_t> rows;
-  if (total > kFullOracleElements) {
+  if (!oracle_recomputes_everything(p, shape)) {
     std::set<int64_t> pick{0, nrows - 1};
     std::mt19937_64 rng(sample_seed);
     while (static_cast<int64_t>(pick.size()) < std::min<int64_t>(nrows, kSampledRows + 2))

@@ -32,9 +32,21 @@ std::vector<std::vector<double>> oracle_outputs(const Problem& p, const ShapeCas
 ExpectedOutputs compute_expected(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                                  const std::vector<HostTensor>& weights, const Target* target, uint64_t sample_seed);
 
-// Up to this many output elements (all outputs together) the CPU oracle recomputes everything;
-// above it, kSampledRows random rows plus the first and the last.
+// Where a GPU reference computes the outputs, the CPU oracle recomputes every row only when the
+// shape is cheap for it: at most this many output elements (all outputs together) and at most
+// kFullOracleFlops of the problem's own FLOP count for the shape. Otherwise it recomputes
+// kSampledRows random rows plus the first and the last. The FLOP bound is there because output
+// size is a poor measure of an oracle's work: a paged-attention shape of 4 x 64 heads x 128 has
+// only 32K outputs but reads a 4K-token KV cache for each row (269 MFLOP), about 2 s of fp64 on
+// two cores per case, which made it the slowest part of its verdict. The GPU reference is fp64
+// too and must agree with the oracle on the rows it recomputes (1e-9 of the row's scale), so the
+// rows it alone computes are held to the same standard.
 inline constexpr int64_t kFullOracleElements = int64_t{1} << 16;
+// About 50 ms of the oracle's scalar fp64 loops on one core (~1 GFLOP/s).
+inline constexpr double kFullOracleFlops = 5e7;
 inline constexpr int kSampledRows = 8;
+
+// Whether compute_expected recomputes every row with the CPU oracle beside a GPU reference.
+bool oracle_recomputes_everything(const Problem& p, const ShapeCase& shape);
 
 }  // namespace kb

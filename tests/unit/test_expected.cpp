@@ -114,6 +114,23 @@ TEST(ExpectedOutputs, OnASmallShapeEveryRowIsChecked) {
   EXPECT_THROW(c.expected(wrong), std::runtime_error);
 }
 
+// The oracle's work, not only the output's size, decides: paged_attention's shape 2 (4 sequences of
+// up to 4K tokens, 64 heads of 128) has 32K outputs, under the full-oracle size, but 269 MFLOP, so
+// a sample of rows is recomputed; its shape 4 (16 heads of 64, 33 MFLOP) and softmax's 64 x 1024
+// are cheap and recomputed whole; softmax's 32 x 4096 is over the size and sampled.
+TEST(ExpectedOutputs, TheOraclesWorkDecidesWhetherEveryRowIsRecomputed) {
+  const kb::Problem pa = kb::load_problem(fs::path(KBENCH_SOURCE_DIR) / "problems" / "paged_attention");
+  const kb::Problem sm = kb::load_problem(fs::path(KBENCH_SOURCE_DIR) / "problems" / "softmax");
+  ASSERT_GT(pa.flops.eval(pa.variables(pa.shapes.at(2))), kb::kFullOracleFlops);
+  int64_t outputs = 0;
+  for (const auto& o : pa.outputs) outputs += kb::numel_of(pa.tensor_shape(o, pa.shapes.at(2)));
+  ASSERT_LE(outputs, kb::kFullOracleElements);
+  EXPECT_FALSE(kb::oracle_recomputes_everything(pa, pa.shapes.at(2)));
+  EXPECT_TRUE(kb::oracle_recomputes_everything(pa, pa.shapes.at(4)));
+  EXPECT_TRUE(kb::oracle_recomputes_everything(sm, sm.shapes.at(0)));
+  EXPECT_FALSE(kb::oracle_recomputes_everything(sm, sm.shapes.at(kSampledShape)));
+}
+
 TEST(ExpectedOutputs, AComparatorOutputKeepsTheGpusValuesAndIsNotCompared) {
   // topk's indices are judged by a comparator (ties have several right answers): the GPU's
   // indices stand even where they differ from the oracle's, while its values are still checked.
