@@ -22,6 +22,7 @@
 #include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
+#include "eval/forbidden_kernels.h"
 #include "eval/gpu_work.h"
 #include "protocol/messages.h"
 #include "protocol/perturbation.h"
@@ -659,6 +660,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(std::move(*v));
+      // A forbidden library's kernels compiled in under names the source hid (eval/forbidden_kernels.h).
+      if (o.integrity)
+        if (auto v = check_forbidden_kernels(p.forbidden, *r.sass)) return finish(std::move(*v));
     }
 
     // Kernel provenance compares the kernels that ran with those the library defines.

@@ -139,22 +139,22 @@ std::string strip_comments(const std::string& t) {
   return out;
 }
 
+std::regex forbidden_pattern(const std::string& pattern) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error&) {
+    std::string lit;
+    for (char c : pattern) {
+      if (std::strchr(R"(\^$.|?*+()[]{}/)", c)) lit += '\\';
+      lit += c;
+    }
+    return std::regex(lit, std::regex::ECMAScript);
+  }
+}
+
 std::vector<ScanHit> static_scan(const fs::path& dir, const std::vector<std::string>& forbidden) {
   std::vector<Rule> problem_rules;
-  for (const auto& f : forbidden) {
-    std::regex re;
-    try {
-      re = std::regex(f, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      std::string lit;
-      for (char c : f) {
-        if (std::strchr(R"(\^$.|?*+()[]{}/)", c)) lit += '\\';
-        lit += c;
-      }
-      re = std::regex(lit, std::regex::ECMAScript);
-    }
-    problem_rules.push_back({nullptr, re});
-  }
+  for (const auto& f : forbidden) problem_rules.push_back({nullptr, forbidden_pattern(f)});
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied);
        it != fs::recursive_directory_iterator(); ++it)

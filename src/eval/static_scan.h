@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct ScanHit {
 // literals kept. `forbidden` are the problem's patterns: each is an
 // ECMAScript regex (case-sensitive), or a literal when it does not compile as one.
 std::vector<ScanHit> static_scan(const std::filesystem::path& dir, const std::vector<std::string>& forbidden);
+
+// A problem's `policy.forbidden` pattern as the scans use it: an ECMAScript regex (case-sensitive),
+// or, when it does not compile as one, the literal text.
+std::regex forbidden_pattern(const std::string& pattern);
 
 // The hits as a message: one line per hit, "file:line: rule: excerpt", at most `max_hits`.
 std::string describe_hits(const std::vector<ScanHit>& hits, size_t max_hits = 10);

@@ -73,6 +73,7 @@ enum class Reason {
   channel_forged,
   output_changed_after_return,
   foreign_kernel,
+  forbidden_kernel,
   l2_persistence,
   // The problem's policy.required_instructions (eval/sass.h).
   missing_required_instruction,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,7 +13,11 @@
 
 #include <unistd.h>
 
+#include "deck/problem.h"
 #include "elf_relro.h"
+#include "eval/forbidden_kernels.h"
+#include "eval/sass.h"
+#include "eval/static_scan.h"
 #include "target/nvcc_toolkit.h"
 #include "target/target.h"
 #include "test_support.h"
@@ -94,11 +99,30 @@ std::vector<std::string> deck_cuda_solutions() {
 
 class DeckCudaBuild : public NvccTest, public testing::WithParamInterface<std::string> {};
 
+// With the build, the check of library kernels compiled into the module (eval/forbidden_kernels.h),
+// which needs no GPU: an exploit that expects `forbidden_kernel` is caught from its SASS (and its
+// source gets past the static scan, or it would be no exploit of this check), and every other
+// solution of the deck, honest ones included, is not.
 TEST_P(DeckCudaBuild, CompilesWithNvcc) {
   const fs::path root = fs::temp_directory_path() / ("kbench-deck-cuda-build-" + std::to_string(getpid()));
   const fs::path dir = fs::path(KBENCH_SOURCE_DIR) / "problems" / GetParam();
   kb::BuildResult r = t->build(dir, root);
   EXPECT_TRUE(r.ok) << r.command << "\n" << r.log;
+  if (r.ok) {
+    const kb::Problem p = kb::load_problem(dir.parent_path().parent_path());
+    std::ifstream expect(dir / "expect.toml");
+    const std::string text((std::istreambuf_iterator<char>(expect)), std::istreambuf_iterator<char>());
+    const bool exploit = text.find("\"forbidden_kernel\"") != std::string::npos;
+    const kb::SassReport sass = kb::inspect_sass(r.library);
+    if (!sass.available) {
+      // (CI's toolkit has nvcc but no cuobjdump; GPU machines have both: device-check's unit-tests.)
+      if (exploit) std::printf("[ note      ] no SASS to read (%s): the forbidden_kernel check is not exercised here\n", sass.note.c_str());
+    } else {
+      const auto finding = kb::check_forbidden_kernels(p.forbidden, sass);
+      EXPECT_EQ(finding.has_value(), exploit) << (finding ? finding->message : "no forbidden kernel found");
+    }
+    if (exploit) EXPECT_EQ(kb::scan_sources(dir, p.forbidden).reason, kb::Reason::none) << "the static scan already catches it";
+  }
   fs::remove_all(root);
 }
 
