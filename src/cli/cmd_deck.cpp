@@ -114,7 +114,8 @@ void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   list->add_option("--level", *levels, "Only the problems of this KernelBench v3 level, 1-4 (repeatable or comma-separated)")
       ->delimiter(',')
       ->check(whole_in(kMinLevel, kMaxLevel, "(KernelBench v3's level)"));
-  list->add_option("--deck", *decks, "Only the problems of this deck, e.g. hard (repeatable or comma-separated)")->delimiter(',');
+  list->add_option("--deck", *decks, "Only the problems of this deck, e.g. hard (repeatable or comma-separated)")
+      ->delimiter(',');
   list->callback([&g, &exit_code, levels, decks] {
     resolve_defaults(g);
     auto deck = load_deck(g.problems_dir);

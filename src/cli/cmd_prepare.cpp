@@ -95,7 +95,8 @@ void register_prepare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("PROBLEM", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("DIR", c->dir, "The workspace folder to create (absent or empty)")->required();
   cmd->add_option("--target", c->target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
-  cmd->add_option("--budget", c->budget, "The time the prompt tells the agent it has (45m, 90s, 1h30m; default: as kbench run gives the problem)");
+  cmd->add_option("--budget", c->budget,
+                  "The time the prompt tells the agent it has (45m, 90s, 1h30m; default: as kbench run gives the problem)");
   cmd->add_option("--private-dir", c->private_dir, "Where kbench's copy of the problem goes (default: DIR.kbench)");
   cmd->callback([c, &g, &exit_code] { exit_code = run_prepare(*c, g); });
 }

@@ -224,7 +224,8 @@ void register_sweep_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--agents", c->o.agents, "Agents (with --models: every agent x model is an entrant)")->delimiter(',');
   cmd->add_option("--models", c->o.models, "Models")->delimiter(',');
   cmd->add_option("--problem", c->o.problems, "Problem names (repeatable or comma-separated), or all (--problems is the deck folder)")->delimiter(',');
-  cmd->add_option("--deck", c->o.decks, "Every problem of this deck, e.g. hard (repeatable or comma-separated)")->delimiter(',');
+  cmd->add_option("--deck", c->o.decks, "Every problem of this deck, e.g. hard (repeatable or comma-separated)")
+      ->delimiter(',');
   cmd->add_option("--level", c->o.levels, "Every problem of this KernelBench v3 level, 1-4 (repeatable or comma-separated)")
       ->delimiter(',')
       ->check(whole_in(kMinLevel, kMaxLevel, "(KernelBench v3's level)"));

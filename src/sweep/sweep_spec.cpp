@@ -172,7 +172,8 @@ double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count
 // `levels = [1, 2]`: KernelBench v3's levels (deck/level.h). Strings are refused with a pointer
 // to `decks`, which is where the names that `levels` took before v3's levels came ("hard") go now.
 std::vector<int> read_levels(const Reader& r, const toml::node& n) {
-  const std::string expected = fmt::format("an array of KernelBench v3 levels, integers from {} to {}", kMinLevel, kMaxLevel);
+  const std::string expected =
+      fmt::format("an array of KernelBench v3 levels, integers from {} to {}", kMinLevel, kMaxLevel);
   if (!n.is_array()) r.fail(&n, "levels", "expected " + expected + ", found " + Reader::shown(n));
   std::vector<int> out;
   for (const auto& e : *n.as_array()) {
@@ -255,7 +256,8 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
     levels = o.levels;
     for (int lv : levels)
       if (lv < kMinLevel || lv > kMaxLevel)
-        throw SweepError(fmt::format("--level {}: expected KernelBench v3's level, an integer from {} to {}", lv, kMinLevel, kMaxLevel));
+        throw SweepError(fmt::format("--level {}: expected KernelBench v3's level, an integer from {} to {}", lv,
+                                     kMinLevel, kMaxLevel));
   }
   auto known = [&] {
     std::string k;
@@ -298,7 +300,8 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
         if (p.level) ls.insert(*p.level);
       std::string k;
       for (int x : ls) k += (k.empty() ? "" : ", ") + std::to_string(x);
-      const std::string what = fmt::format("no problem of level {} in the deck (levels present: {})", lv, k.empty() ? "none" : k);
+      const std::string what =
+          fmt::format("no problem of level {} in the deck (levels present: {})", lv, k.empty() ? "none" : k);
       if (!o.levels.empty()) throw SweepError(fmt::format("--level {}: {}", lv, what));
       r.fail(root.get("levels"), "levels", what);
     }
