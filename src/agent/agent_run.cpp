@@ -75,7 +75,9 @@ std::unique_ptr<OpenRun> open_run(const Problem& p, const RunRequest& req, const
   r.device = plan.device;
   r.trial = req.trial;
   r.kbench_version = kbench_version();
-  r.budget_seconds = seconds(req.budget);
+  r.budget_seconds = seconds(req.limits.budget);
+  // kbench's own loop is the one agent whose turns kbench counts.
+  r.limits = limits_json(req.limits, req.agent == "kbench");
   r.grace_seconds = seconds(req.grace);
   r.check_only = req.check_only;
   r.started_at = iso_utc(started);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/adapter.h"
+#include "agent/run_limits.h"
 #include "deck/problem.h"
 #include "eval/result.h"
 
@@ -25,7 +26,10 @@ struct RunRequest {
   std::string model;
   std::string effort;                 // empty: the agent's default
   std::string target = "auto";        // host, cuda or auto
-  std::chrono::milliseconds budget{std::chrono::minutes(45)};
+  // The wall-clock budget and kbench's loop's turn limit, with where each came from
+  // (agent/run_limits.h: an option, the problem's KernelBench v3 level, or kbench's default). They
+  // win over adapter_options.max_turns, and run.json's "limits" records them.
+  RunLimits limits;
   std::chrono::milliseconds grace{std::chrono::seconds(10)};
   int trial = 1;
   std::filesystem::path runs_dir = "runs";

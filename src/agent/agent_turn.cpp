@@ -157,12 +157,12 @@ PreparedRun prepare_workspace_home(const Problem& p, const RunRequest& req, cons
   wo.device = plan.device;
   wo.kbench_binary = self_executable();
   wo.hardware_dir = req.hardware_dir;
-  wo.budget = req.budget;
+  wo.budget = req.limits.budget;
   Workspace ws = prepare_workspace(p, wo);
   for (const auto& n : ws.notes) say(req, "note: " + n);
   write_file_atomically(run / "prompt.md", ws.prompt);
   AgentRunContext ctx{req.model, req.effort, ws.dir, ws.prompt_file, home,
-                      std::chrono::duration_cast<std::chrono::seconds>(req.budget), p.name, plan.target->name(), "", ""};
+                      std::chrono::duration_cast<std::chrono::seconds>(req.limits.budget), p.name, plan.target->name(), "", ""};
   return PreparedRun{std::move(ws), home, std::move(ctx)};
 }
 
@@ -210,7 +210,7 @@ AgentTurn agent_turn(const RunRequest& req, const RunPlan& plan, OpenRun& run, c
     bc.stdin_file = transcript / "stdin.txt";
     write_file_atomically(bc.stdin_file, *cmd.stdin_text);
   }
-  bc.budget = req.budget;
+  bc.budget = req.limits.budget;
   bc.grace = req.grace;
   bc.tick = req.tick;
   std::vector<std::string> env_names;
@@ -226,7 +226,7 @@ AgentTurn agent_turn(const RunRequest& req, const RunPlan& plan, OpenRun& run, c
   run.step = "the agent was running";
   run.record.agent_started_at = iso_utc(std::chrono::system_clock::now());
   run.save();
-  say(req, fmt::format("agent {} ({}) started: budget {}", req.agent, req.model, describe_duration(req.budget)));
+  say(req, fmt::format("agent {} ({}) started: budget {}", req.agent, req.model, describe_duration(req.limits.budget)));
   turn.outcome = run_with_budget(bc);
   stop_gateway(std::move(gw), run);
   run.record.agent_finished_at = iso_utc(std::chrono::system_clock::now());

@@ -92,6 +92,7 @@ RunPlan refuse_before_anything(const Problem& p, const RunRequest& req) {
   try {
     AdapterOptions ao = req.adapter_options;
     ao.kbench_binary = self_executable();
+    ao.max_turns = req.limits.max_turns;
     plan.adapter = make_adapter(req.agent, ao);
   } catch (const std::invalid_argument& e) {
     throw RunSetupError(e.what());

@@ -93,6 +93,7 @@ json to_json(const RunRecord& r) {
       {"process", r.process},
       {"sandbox", sandbox_json(r.sandbox)},
   };
+  if (!r.limits.is_null()) j["limits"] = r.limits;
   if (!r.sweep.is_null()) j["sweep"] = r.sweep;
   if (r.gateway) j["gateway"] = gateway_json(*r.gateway);
   if (r.gpu_lock) j["gpu_lock"] = gpu_lock_json(*r.gpu_lock);

@@ -105,6 +105,9 @@ struct RunRecord {
   int trial = 1;
   std::string kbench_version;
   double budget_seconds = 0;
+  // agent/run_limits.h's limits_json: the budget and turn limit, and where each came from. Left
+  // out while null (a record made without a RunRequest).
+  nlohmann::json limits;
   double grace_seconds = 0;
   bool check_only = false;
   std::string started_at;

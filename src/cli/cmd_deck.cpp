@@ -5,8 +5,10 @@
 
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
+#include "cli/option_checks.h"
 #include "core/json_text.h"
 #include "core/tensor.h"
+#include "deck/level.h"
 #include "eval/comparator.h"
 #include "eval/judge.h"
 
@@ -37,7 +39,8 @@ json tensor_json(const TensorSpec& t) {
 }
 
 json problem_json(const Problem& p) {
-  json j = {{"name", p.name}, {"level", p.level}, {"description", p.description}, {"targets", p.targets},
+  json j = {{"name", p.name}, {"deck", p.deck}, {"level", p.level ? json(*p.level) : json(nullptr)},
+            {"description", p.description}, {"targets", p.targets},
             {"dims", p.dims}, {"regime", std::string(regime_name(p.regime))}, {"compute_peak", p.compute_peak},
             {"memory_peak", p.memory_peak}, {"flops", p.flops.text()}, {"bytes", p.bytes.text()},
             {"check_seeds", p.check_seeds}, {"secret_seeds", p.secret_seeds}};
@@ -63,9 +66,19 @@ std::string tensor_line(const TensorSpec& t) {
   return fmt::format("    {:<10} {:<5} ({})", t.name, name(t.dtype), shape);
 }
 
+// "deck hard, no level" / "deck v3, level 1": where the problem sits, for `kbench show`.
+std::string deck_and_level(const Problem& p) {
+  return p.level ? fmt::format("deck {}, level {}", p.deck, *p.level) : fmt::format("deck {}, no level", p.deck);
+}
+
 void print_problem(const Problem& p) {
-  std::cout << fmt::format("{}  [{} · {}-bound · targets: {}]\n\n", p.name, p.level, regime_name(p.regime),
+  std::cout << fmt::format("{}  [{} · {}-bound · targets: {}]\n\n", p.name, deck_and_level(p), regime_name(p.regime),
                            fmt::join(p.targets, ", "));
+  if (p.level) {
+    const LevelDefaults d = level_defaults(*p.level);
+    std::cout << fmt::format("  kbench run defaults (KernelBench v3, level {}): budget {} min, --agent kbench {} turns\n\n",
+                             *p.level, d.wall_clock.count() / 60, d.max_turns);
+  }
   std::cout << p.description << "\n\n";
   if (!p.inputs.empty()) std::cout << "  inputs\n";
   for (const auto& t : p.inputs) std::cout << tensor_line(t) << "\n";
@@ -96,20 +109,35 @@ void print_problem(const Problem& p) {
 void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* list = app.add_subcommand("list", "List the problems of the deck");
   add_global_options(*list, g);
-  list->callback([&g, &exit_code] {
+  auto levels = std::make_shared<std::vector<int>>();
+  auto decks = std::make_shared<std::vector<std::string>>();
+  list->add_option("--level", *levels, "Only the problems of this KernelBench v3 level, 1-4 (repeatable or comma-separated)")
+      ->delimiter(',')
+      ->check(whole_in(kMinLevel, kMaxLevel, "(KernelBench v3's level)"));
+  list->add_option("--deck", *decks, "Only the problems of this deck, e.g. hard (repeatable or comma-separated)")
+      ->delimiter(',');
+  list->callback([&g, &exit_code, levels, decks] {
     resolve_defaults(g);
     auto deck = load_deck(g.problems_dir);
+    // A filter keeps a problem that matches any of its values; both filters must hold. An empty
+    // result is a listing, not an error: a deck may hold no problem of a level yet.
+    std::erase_if(deck, [&](const Problem& p) {
+      const bool level_ok = levels->empty() || (p.level && std::count(levels->begin(), levels->end(), *p.level));
+      const bool deck_ok = decks->empty() || std::count(decks->begin(), decks->end(), p.deck);
+      return !(level_ok && deck_ok);
+    });
     if (g.json) {
       json j = json::array();
       for (const auto& p : deck) j.push_back(problem_json(p));
       std::cout << kb::json_text(j) << "\n";
     } else {
-      std::cout << fmt::format("{:<18} {:<12} {:<8} {:<11} {}\n", "problem", "level", "regime", "targets", "shapes");
+      std::cout << fmt::format("{:<18} {:<12} {:<5} {:<8} {:<11} {}\n", "problem", "deck", "level", "regime", "targets",
+                               "shapes");
       for (const auto& p : deck) {
         std::string shapes;
         for (size_t i = 0; i < p.shapes.size(); ++i) shapes += (i ? "; " : "") + p.shape_label(i);
-        std::cout << fmt::format("{:<18} {:<12} {:<8} {:<11} {}\n", p.name, p.level, regime_name(p.regime),
-                                 fmt::format("{}", fmt::join(p.targets, ",")), shapes);
+        std::cout << fmt::format("{:<18} {:<12} {:<5} {:<8} {:<11} {}\n", p.name, p.deck, level_text(p.level),
+                                 regime_name(p.regime), fmt::format("{}", fmt::join(p.targets, ",")), shapes);
       }
     }
     exit_code = kExitPass;

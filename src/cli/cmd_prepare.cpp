@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 
 #include "agent/budget.h"
+#include "agent/run_limits.h"
 #include "agent/workspace.h"
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
@@ -23,21 +25,21 @@ struct PrepareCommand {
   fs::path dir;
   fs::path private_dir;
   std::string target = "auto";
-  std::string budget = "45m";
+  std::string budget;  // empty: as `kbench run` would give (the problem's level's, else 45m)
 };
 
 int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
   std::unique_ptr<Target> target;
-  std::chrono::milliseconds budget{};
+  std::optional<std::chrono::milliseconds> budget;
   try {
     target = make_target(c.target);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--target ") + c.target + ": " + e.what());
   }
   try {
-    budget = parse_duration(c.budget);
+    if (!c.budget.empty()) budget = parse_duration(c.budget);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--budget: ") + e.what());
   }
@@ -50,7 +52,8 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   o.device = target->open_device()->description();
   o.kbench_binary = self_executable();
   o.hardware_dir = g.hardware_dir;
-  o.budget = budget;
+  // The prompt states the budget `kbench run` would give this problem (agent/run_limits.h).
+  o.budget = resolve_run_limits(p, budget, std::nullopt).budget;
   Workspace w;
   try {
     w = prepare_workspace(p, o);
@@ -92,7 +95,8 @@ void register_prepare_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("PROBLEM", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("DIR", c->dir, "The workspace folder to create (absent or empty)")->required();
   cmd->add_option("--target", c->target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
-  cmd->add_option("--budget", c->budget, "The time the prompt tells the agent it has (45m, 90s, 1h30m)")->capture_default_str();
+  cmd->add_option("--budget", c->budget,
+                  "The time the prompt tells the agent it has (45m, 90s, 1h30m; default: as kbench run gives the problem)");
   cmd->add_option("--private-dir", c->private_dir, "Where kbench's copy of the problem goes (default: DIR.kbench)");
   cmd->callback([c, &g, &exit_code] { exit_code = run_prepare(*c, g); });
 }

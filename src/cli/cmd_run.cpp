@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "agent/agent_run.h"
 #include "agent/budget.h"
+#include "agent/run_limits.h"
 #include "cli/app.h"
 #include "cli/deck_lookup.h"
 #include "cli/option_checks.h"
@@ -22,7 +24,8 @@ namespace {
 
 struct RunCommand {
   std::string problem;
-  std::string budget = "45m";
+  std::string budget;               // empty: the problem's level's, else kbench's (agent/run_limits.h)
+  std::optional<int> max_turns;     // unset: likewise
   std::string grace = "10s";
   bool no_sandbox = false;
   bool no_network = false;
@@ -39,12 +42,15 @@ int run_run(RunCommand& c, GlobalOptions& g) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
   RunRequest& r = c.request;
+  std::optional<std::chrono::milliseconds> budget;
   try {
-    r.budget = parse_duration(c.budget);
+    if (!c.budget.empty()) budget = parse_duration(c.budget);
     r.grace = parse_duration(c.grace);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--budget/--grace: ") + e.what());
   }
+  // What the user gave wins; the rest comes from the problem's level, else kbench's defaults.
+  r.limits = resolve_run_limits(p, budget, c.max_turns);
   if (std::error_code ec; fs::create_directories(r.runs_dir, ec), ec)
     throw UsageError(fmt::format("--runs-dir {}: cannot create the folder: {}", r.runs_dir.string(), ec.message()));
   if (!c.sweep_cell.empty()) {
@@ -62,7 +68,7 @@ int run_run(RunCommand& c, GlobalOptions& g) {
     std::cerr << (tty ? "\033[2m" : "") << s << (tty ? "\033[0m" : "") << "\n";
   };
   if (tty)
-    r.tick = [&, budget = r.budget](std::chrono::milliseconds used) {
+    r.tick = [&, budget = r.limits.budget](std::chrono::milliseconds used) {
       std::cerr << "\r\033[2magent running " << clock_text(used) << " / " << clock_text(budget) << "\033[0m\033[K" << std::flush;
       ticking = true;
     };
@@ -104,7 +110,9 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--model", r.model, "The model the agent uses (recorded; {model} in --command)")->required();
   cmd->add_option("--problem", c->problem, "Problem name (see `kbench list`) or folder")->required();
   cmd->add_option("--target", r.target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
-  cmd->add_option("--budget", c->budget, "Wall-clock time the agent has: 45m, 90s, 1h30m")->capture_default_str();
+  cmd->add_option("--budget", c->budget,
+                  "Wall-clock time the agent has: 45m, 90s, 1h30m (default: the problem's KernelBench v3 level's, "
+                  "15m/30m/45m/45m for levels 1-4, else 45m)");
   cmd->add_option("--grace", c->grace, "After the budget, time between SIGTERM and SIGKILL")->capture_default_str();
   cmd->add_option("--trial", r.trial, "Trial number (part of the run directory's name)")
       ->check(whole_in(0, 1000000, "(a trial number)"))
@@ -115,9 +123,10 @@ void register_run_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
                   "generic agent: shell command run in the workspace; may use {prompt_file}, {workspace}, {model}");
   cmd->add_option("--agent-bin", r.adapter_options.agent_bin,
                   "The agent CLI to run (default: the one scripts/setup --agents installed, else PATH's)");
-  cmd->add_option("--max-turns", r.adapter_options.max_turns, "kbench agent: model calls it may make")
-      ->check(whole_in(1, 100000, "model calls"))
-      ->capture_default_str();
+  cmd->add_option("--max-turns", c->max_turns,
+                  "kbench agent: model calls it may make (default: the problem's KernelBench v3 level's, 10/12/15/15 "
+                  "for levels 1-4, else 100)")
+      ->check(whole_in(1, 100000, "model calls"));
   cmd->add_option("--ro-bind", r.adapter_options.read_only,
                   "Extra absolute path the agent's command needs, bound read-only into the sandbox (repeatable)");
   cmd->add_flag("--no-sandbox", c->no_sandbox, "Run the agent without the bubblewrap sandbox (recorded in run.json)");

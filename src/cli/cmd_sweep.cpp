@@ -13,6 +13,7 @@
 #include "cli/option_checks.h"
 #include "cli/sweep_commands.h"
 #include "core/self_executable.h"
+#include "deck/level.h"
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "sweep/cells.h"
@@ -60,7 +61,8 @@ std::vector<int> parse_gpus(const std::string& text) {
 // assumption (the real figures show in `kbench sweep status` once cells finish): a check-only
 // evaluation takes about a minute, a full one with timing up to ten on the large problems.
 double cell_seconds(const SweepSpec& s) {
-  return (static_cast<double>(s.budget.count()) + static_cast<double>(s.grace.count())) / 1000.0 + (s.check_only ? 60 : 600);
+  return (static_cast<double>(longest_cell_budget(s).count()) + static_cast<double>(s.grace.count())) / 1000.0 +
+         (s.check_only ? 60 : 600);
 }
 
 int dry_run(const SweepSpec& s, const std::vector<Cell>& cells, int slots, const std::string& target_name, bool as_json) {
@@ -87,8 +89,10 @@ int dry_run(const SweepSpec& s, const std::vector<Cell>& cells, int slots, const
   std::cout << fmt::format("sweep {}: {} entrants x {} problems x {} trials = {} cells\n", s.name, s.entrants.size(),
                            s.problems.size(), s.trials, cells.size());
   for (const auto& c : cells) std::cout << fmt::format("  {:>4}  {}  {}  trial {}\n", c.ordinal, c.entrant, c.problem, c.trial);
+  const std::string budget = duration_text(static_cast<double>(longest_cell_budget(s).count()) / 1000);
   std::cout << fmt::format("target {}, executor {}, {} at a time; budget {}, {}\n", target_name, s.executor, slots,
-                           duration_text(static_cast<double>(s.budget.count()) / 1000), s.check_only ? "check only" : "full evaluation");
+                           s.budget_given || s.problem_levels.empty() ? budget : "by level, up to " + budget,
+                           s.check_only ? "check only" : "full evaluation");
   std::cout << fmt::format("estimate (each cell at most its budget + grace + {} judging): wall time up to {}", 
                            s.check_only ? "1 min" : "10 min", duration_text(wall));
   if (target_name == "cuda") std::cout << fmt::format(", {:.1f} GPU hours", gpu_hours);
@@ -220,7 +224,11 @@ void register_sweep_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--agents", c->o.agents, "Agents (with --models: every agent x model is an entrant)")->delimiter(',');
   cmd->add_option("--models", c->o.models, "Models")->delimiter(',');
   cmd->add_option("--problem", c->o.problems, "Problem names (repeatable or comma-separated), or all (--problems is the deck folder)")->delimiter(',');
-  cmd->add_option("--level", c->o.level, "Every problem of this level");
+  cmd->add_option("--deck", c->o.decks, "Every problem of this deck, e.g. hard (repeatable or comma-separated)")
+      ->delimiter(',');
+  cmd->add_option("--level", c->o.levels, "Every problem of this KernelBench v3 level, 1-4 (repeatable or comma-separated)")
+      ->delimiter(',')
+      ->check(whole_in(kMinLevel, kMaxLevel, "(KernelBench v3's level)"));
   cmd->add_option("--trials", c->o.trials, "Trials per entrant and problem")->check(whole_in(1, 10000, "trials"));
   cmd->add_option("--budget", c->o.budget, "Each run's wall-clock budget: 45m, 90s, 1h30m");
   cmd->add_option("--target", c->o.target, "host, cuda or auto");

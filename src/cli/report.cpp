@@ -57,6 +57,10 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
                          r.regime, *r.sol_fraction_geomean);
     if (r.achievable_fraction_geomean) out << fmt::format("   achievable {:.4f}", *r.achievable_fraction_geomean);
     out << "\n";
+    // KernelBench v3's view beside kbench's: the score stays the fraction of the ceiling above.
+    if (r.speedup_vs_baseline && r.beats_baseline)
+      out << fmt::format("  vs baseline {:.3f}x (geomean of baseline/solution medians): {}\n", *r.speedup_vs_baseline,
+                         *r.beats_baseline ? paint("beats the baseline", "32", color) : "does not beat the baseline");
     if (r.compute_peak && r.memory_peak)
       out << fmt::format("  ceilings {} ({}): {} = {}, {} = {}\n", r.ceilings_id, r.ceilings_measured ? "measured" : "datasheet",
                          r.compute_peak_key, rate(*r.compute_peak, "FLOP/s"), r.memory_peak_key, rate(*r.memory_peak, "B/s"))

@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "core/tensor.h"
+#include "deck/level.h"
 
 namespace kb {
 namespace {
@@ -224,7 +225,7 @@ std::vector<std::string> Loader::strings_of(const toml::node& n, const std::stri
   return out;
 }
 
-// --- name, level, description, targets --------------------------------------------------------
+// --- name, deck, level, description, targets --------------------------------------------------------
 
 void Loader::load_header(const toml::table& top, Problem& p, const std::string& folder) const {
   const toml::node& name = need(top, "", "name", fmt::format("the folder name \"{}\"", folder));
@@ -232,8 +233,19 @@ void Loader::load_header(const toml::table& top, Problem& p, const std::string& 
   if (p.name != folder)
     fail(name, "name", fmt::format("expected the folder name \"{}\", found \"{}\"; a problem's name must equal "
                                    "its folder's name (rename one of them)", folder, p.name));
-  p.level = string_of(need(top, "", "level", "a deck level such as \"example\""), "level", "a non-empty string");
-  if (p.level.empty()) mismatch(*top.get("level"), "level", "a non-empty string such as \"example\"");
+  p.deck = string_of(need(top, "", "deck", "the deck's name, such as \"hard\" or \"example\""), "deck",
+                     "a non-empty string such as \"hard\"");
+  if (p.deck.empty()) mismatch(*top.get("deck"), "deck", "a non-empty string such as \"hard\"");
+  if (const toml::node* level = top.get("level")) {
+    const std::string expected = fmt::format("KernelBench v3's level, an integer from {} to {}", kMinLevel, kMaxLevel);
+    // Until the v3 levels came, `level` held the deck's name: say where that name goes now.
+    if (level->is_string())
+      fail(*level, "level", fmt::format("expected {}, found {}; a deck's name goes in `deck = \"{}\"`", expected,
+                                        describe(*level), level->as_string()->get()));
+    const int64_t v = integer_of(*level, "level", expected);
+    if (v < kMinLevel || v > kMaxLevel) mismatch(*level, "level", expected);
+    p.level = static_cast<int>(v);
+  }
   p.description = string_of(need(top, "", "description", "a string describing the problem"), "description");
 
   const toml::node& targets = need(top, "", "targets", "a non-empty array drawn from: host, cuda");
@@ -590,7 +602,7 @@ void Loader::check_cases(const toml::table& top, const Problem& p) const {
 }
 
 Problem Loader::load(const toml::table& top, const fs::path& dir, const std::string& folder) const {
-  check_keys(top, "", {"name", "level", "description", "targets", "dims", "inputs", "weights", "outputs", "shapes",
+  check_keys(top, "", {"name", "deck", "level", "description", "targets", "dims", "inputs", "weights", "outputs", "shapes",
                        "cost", "seeds", "policy", "baseline"});
   Problem p;
   p.dir = dir;

@@ -72,7 +72,12 @@ struct Problem {
   std::filesystem::path dir;  // problems/<id>
   std::string id;             // folder name == name
   std::string name;
-  std::string level;          // deck level, e.g. "example", "hard", "L1"
+  // Which deck it belongs to: "hard" (KernelBench-Hard's), "example", "calibration", "v3"... The
+  // `deck` key; `kbench sweep --deck` selects by it.
+  std::string deck;
+  // KernelBench v3's level, 1 to 4 (deck/level.h), from the optional `level` key; none for
+  // problems that v3 does not rank (KernelBench-Hard's). Brings v3's agent limits with it.
+  std::optional<int> level;
   std::string description;
   std::vector<std::string> targets;  // "host", "cuda"
 

@@ -19,6 +19,7 @@
 #include "deck/registry.h"
 #include "eval/annotate.h"
 #include "eval/baseline_cache.h"
+#include "eval/baseline_comparison.h"
 #include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
@@ -806,11 +807,18 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     return r;
   }
   const fs::path source = baseline_source(p, r.target);
+  // v3's "beats baseline", computed here once the baseline is attached, and nowhere else.
+  auto compare = [&r] {
+    const BaselineComparison c = compare_with_baseline(r);
+    r.speedup_vs_baseline = c.speedup;
+    r.beats_baseline = c.beats;
+  };
   if (cached.result && cached.result->target == r.target && same_ceilings(*cached.result, r)) {
     r.baseline = std::make_shared<EvalResult>(std::move(*cached.result));
     r.baseline->solution_dir = source.string();
     r.baseline_description = p.baseline_description;
     if (o.progress) o.progress("baseline: from the cache (" + cached.file.string() + ")");
+    compare();
     return r;
   }
   try {
@@ -828,6 +836,7 @@ EvalResult evaluate(const Problem& p, const fs::path& solution_dir, const EvalOp
     // The reference line is informational: its failure never changes the solution's verdict.
     if (o.progress) o.progress(std::string("baseline: could not be evaluated: ") + e.what());
   }
+  compare();
   return r;
 }
 

@@ -257,6 +257,10 @@ EvalResult eval_result_from_json(const json& j) {
   r.sol_fraction_geomean = opt_from(summary.at("sol_fraction_geomean"));
   r.achievable_fraction_geomean = opt_from(summary.value("achievable_fraction_geomean", json(nullptr)));
   r.launch_floor_seconds = opt_from(summary.value("launch_floor_seconds", json(nullptr)));
+  // Absent from results written before v3's metric was added: read as null, like a result without
+  // a baseline.
+  r.speedup_vs_baseline = opt_from(summary.value("speedup_vs_baseline", json(nullptr)));
+  if (const json b = summary.value("beats_baseline", json(nullptr)); !b.is_null()) r.beats_baseline = b.get<bool>();
   r.regime = get<std::string>(summary, "regime");
   r.compute_peak_key = get<std::string>(summary, "compute_peak_key");
   r.memory_peak_key = get<std::string>(summary, "memory_peak_key");
@@ -304,6 +308,8 @@ json to_json(const EvalResult& r, bool with_samples) {
                    {"compute_peak", opt(r.compute_peak)},
                    {"memory_peak", opt(r.memory_peak)},
                    {"launch_floor_seconds", opt(r.launch_floor_seconds)},
+                   {"speedup_vs_baseline", opt(r.speedup_vs_baseline)},
+                   {"beats_baseline", r.beats_baseline ? json(*r.beats_baseline) : json(nullptr)},
                    {"ceilings", r.ceilings_id},
                    {"ceilings_measured", r.ceilings_measured}}},
       {"timing_policy", to_json(r.timing_policy)},

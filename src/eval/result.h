@@ -102,6 +102,11 @@ struct EvalResult {
   // The problem's vendor-library baseline, checked and timed the same way (never scored).
   std::shared_ptr<EvalResult> baseline;
   std::string baseline_description;
+  // KernelBench v3's "beats baseline" beside kbench's fractions (eval/baseline_comparison.h): the
+  // geomean of baseline / solution median times, and whether it is >= 1. Null unless the solution
+  // and its baseline both passed and both were timed on every shape; null in the baseline itself.
+  std::optional<double> speedup_vs_baseline;
+  std::optional<bool> beats_baseline;
   std::string kbench_version;
   std::string started_at;           // ISO 8601 UTC
   double duration_seconds = 0;

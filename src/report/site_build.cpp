@@ -255,7 +255,10 @@ SiteBuildReport build_site(RunSource& source, const SiteBuildOptions& o) {
   for (const auto& w : data.warnings) rep.warnings.push_back(w);
   if (!o.problems_dir.empty()) {
     try {
-      for (const auto& p : load_deck(o.problems_dir)) ctx.problems[p.name] = {p.name, p.level, p.description};
+      // The site's "level" filter groups by deck, and within a deck by KernelBench v3's level where
+      // the problem has one: "hard", "v3 L1".
+      for (const auto& p : load_deck(o.problems_dir))
+        ctx.problems[p.name] = {p.name, p.level ? fmt::format("{} L{}", p.deck, *p.level) : p.deck, p.description};
     } catch (const std::exception& e) {
       rep.warnings.push_back(std::string("problem levels unknown: ") + e.what());
     }

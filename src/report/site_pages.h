@@ -18,7 +18,9 @@
 namespace kb::report {
 
 struct ProblemInfo {
-  std::string name, level, description;
+  std::string name;
+  std::string level;  // the deck and v3 level, as the site groups problems: "hard", "v3 L1"
+  std::string description;
 };
 
 // What every page's header and footer say.

@@ -104,6 +104,13 @@ CREATE TABLE shape_results (
   PRIMARY KEY (run_id, idx)
 );
 )sql",
+    // 2: KernelBench v3's "beats baseline" beside kbench's fractions (result.json's summary,
+    // eval/baseline_comparison.h). Runs indexed before it read NULL, as their result.json has no
+    // such field; `kbench db rebuild` fills them for runs judged since.
+    R"sql(
+ALTER TABLE runs ADD COLUMN beats_baseline INTEGER;      -- 1/0; NULL: no comparison (see docs/result-schema.md)
+ALTER TABLE runs ADD COLUMN speedup_vs_baseline REAL;    -- geomean of baseline/solution median times
+)sql",
 };
 static_assert(std::size(kMigrations) == kResultsSchemaVersion);
 

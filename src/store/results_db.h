@@ -15,7 +15,7 @@
 namespace kb {
 
 // The schema version this kbench writes; migrations 1..kResultsSchemaVersion (results_db.cpp).
-inline constexpr int kResultsSchemaVersion = 1;
+inline constexpr int kResultsSchemaVersion = 2;
 
 // A database this kbench cannot use: newer schema, not a kbench database, unwritable folder.
 // The message names the file and says what to do.

@@ -173,6 +173,8 @@ RunRow read_run_dir(const fs::path& dir) {
     const json summary = result.value("summary", json::object());
     r.sol_fraction = opt<double>(summary, "sol_fraction_geomean");
     if (!r.peak_fraction) r.peak_fraction = opt<double>(summary, "peak_fraction_geomean");
+    r.beats_baseline = opt<bool>(summary, "beats_baseline");
+    r.speedup_vs_baseline = opt<double>(summary, "speedup_vs_baseline");
     for (const auto& s : result.value("shapes", json::array())) {
       ShapeRow sr;
       sr.index = s.value("index", 0);
@@ -198,17 +200,21 @@ void upsert_run(sql::Database& db, const RunRow& r) {
       "INSERT OR REPLACE INTO runs (id, dir, sweep_id, entrant, agent, model, effort, problem, target, device, trial, attempt, "
       "status, infra_failure, started_at, finished_at, agent_exit_code, agent_signal, agent_seconds, input_tokens, "
       "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens, cost_usd, cost_complete, "
-      "verdict, failure, message, peak_fraction, sol_fraction, annotation, kbench_version, gpu_lock_wait_s, gpu_lock_hold_s) "
-      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "verdict, failure, message, peak_fraction, sol_fraction, annotation, kbench_version, gpu_lock_wait_s, gpu_lock_hold_s, "
+      "beats_baseline, speedup_vs_baseline) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   std::optional<int64_t> attempt;
   if (r.attempt) attempt = *r.attempt;
   std::optional<int64_t> cost_complete;
   if (r.cost_complete) cost_complete = *r.cost_complete ? 1 : 0;
+  std::optional<int64_t> beats_baseline;
+  if (r.beats_baseline) beats_baseline = *r.beats_baseline ? 1 : 0;
   st.bind_all(r.id, r.dir, r.sweep_id, r.entrant, r.agent, r.model, r.effort, r.problem, r.target, r.device,
               static_cast<int64_t>(r.trial), attempt, r.status, r.infra_failure, r.started_at, r.finished_at, r.agent_exit_code,
               r.agent_signal, r.agent_seconds, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens,
               r.reasoning_tokens, r.total_tokens, r.cost_usd, cost_complete, r.verdict, r.failure, r.message, r.peak_fraction,
-              r.sol_fraction, r.annotation, r.kbench_version, r.gpu_lock_wait_s, r.gpu_lock_hold_s);
+              r.sol_fraction, r.annotation, r.kbench_version, r.gpu_lock_wait_s, r.gpu_lock_hold_s, beats_baseline,
+              r.speedup_vs_baseline);
   st.run();
   auto sh = db.prepare(
       "INSERT INTO shape_results (run_id, idx, label, dims, pass, failure, median_seconds, peak_fraction, sol_fraction, "

@@ -47,6 +47,9 @@ struct RunRow {
   std::optional<bool> cost_complete;        // NULL: no usage record at all
   std::optional<std::string> verdict, failure, message;
   std::optional<double> peak_fraction, sol_fraction;
+  // result.json's summary: KernelBench v3's view beside kbench's (NULL where it has none).
+  std::optional<bool> beats_baseline;
+  std::optional<double> speedup_vs_baseline;
   std::optional<std::string> annotation;
   std::string kbench_version;
   std::optional<double> gpu_lock_wait_s, gpu_lock_hold_s;

@@ -51,8 +51,8 @@ void CellStore::register_sweep(const SweepSpec& s, const std::vector<Cell>& cell
         // Say what changed, as far as the plans' JSON shows it.
         const json old = json::parse(st.text(1), nullptr, false);
         std::string diff;
-        for (const char* k : {"entrants", "problems", "trials", "budget_seconds", "grace_seconds", "target", "check_only",
-                              "sandbox", "network", "prices"})
+        for (const char* k : {"entrants", "problems", "trials", "budget_seconds", "level_budget_seconds", "grace_seconds",
+                              "target", "check_only", "sandbox", "network", "prices"})
           if (old.is_object() && old.value(k, json()) != spec.value(k, json())) diff += (diff.empty() ? "" : ", ") + std::string(k);
         throw SweepError(fmt::format("sweep '{}' in {} was started with another plan (differs in: {}); resume it with the "
                                      "same sweep file, or give this one another name",

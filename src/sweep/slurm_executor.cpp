@@ -156,7 +156,7 @@ class SlurmExecutor : public Executor {
 
 std::vector<std::string> sbatch_command(const SweepSpec& s, const std::string& target, int tasks, const std::string& script,
                                         const std::string& output_pattern) {
-  const double seconds = static_cast<double>((s.budget + s.grace + s.slurm.margin).count()) / 1000.0;
+  const double seconds = static_cast<double>((longest_cell_budget(s) + s.grace + s.slurm.margin).count()) / 1000.0;
   const int minutes = static_cast<int>(std::ceil(seconds / 60.0));
   std::vector<std::string> a = {"sbatch", "--parsable", "--job-name", "kbench-" + s.name,
                                 "--array", fmt::format("0-{}{}", tasks - 1, s.slurm.max_parallel ? fmt::format("%{}", s.slurm.max_parallel) : ""),

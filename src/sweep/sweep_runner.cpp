@@ -73,8 +73,11 @@ std::vector<std::string> cell_command(const SweepSpec& s, const Cell& c, const s
                                       const SweepRunOptions& o) {
   const Entrant& e = entrant_of(s, c.entrant);
   std::vector<std::string> a = {o.kbench_binary.string(), "run", "--agent", e.agent, "--model", e.model, "--problem", c.problem,
-                                "--target", s.target, "--budget", ms(s.budget), "--grace", ms(s.grace), "--trial",
+                                "--target", s.target, "--grace", ms(s.grace), "--trial",
                                 std::to_string(c.trial), "--runs-dir", s.runs_dir.string(), "--run-name", run_name};
+  // A budget the sweep was given is the run's option; without one, `kbench run` picks the same
+  // budget cell_budget() does (the level's or kbench's) and records where it came from.
+  if (s.budget_given) a.insert(a.end(), {"--budget", ms(s.budget)});
   if (!o.problems_dir.empty()) a.insert(a.end(), {"--problems", o.problems_dir.string()});
   if (!o.hardware_dir.empty()) a.insert(a.end(), {"--hardware", o.hardware_dir.string()});
   a.push_back("--sweep-cell");

@@ -16,6 +16,7 @@
 #include "agent/gateway/prices.h"
 #include "agent/gateway/replay.h"
 #include "core/self_executable.h"
+#include "deck/level.h"
 #include "deck/problem.h"
 #include "store/results_db.h"
 #include "store/run_dir.h"
@@ -168,6 +169,24 @@ std::string sha256_hex(const std::string& s) {
 
 double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
+// `levels = [1, 2]`: KernelBench v3's levels (deck/level.h). Strings are refused with a pointer
+// to `decks`, which is where the names that `levels` took before v3's levels came ("hard") go now.
+std::vector<int> read_levels(const Reader& r, const toml::node& n) {
+  const std::string expected =
+      fmt::format("an array of KernelBench v3 levels, integers from {} to {}", kMinLevel, kMaxLevel);
+  if (!n.is_array()) r.fail(&n, "levels", "expected " + expected + ", found " + Reader::shown(n));
+  std::vector<int> out;
+  for (const auto& e : *n.as_array()) {
+    if (e.is_string())
+      r.fail(&e, "levels", fmt::format("expected {}, found {}; a deck's name goes in decks = [{}]", expected,
+                                       Reader::shown(e), Reader::shown(e)));
+    if (!e.is_integer() || *e.value<int64_t>() < kMinLevel || *e.value<int64_t>() > kMaxLevel)
+      r.fail(&e, "levels", "expected " + expected + ", found " + Reader::shown(e));
+    out.push_back(static_cast<int>(*e.value<int64_t>()));
+  }
+  return out;
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::vector<Problem>& deck) {
@@ -185,7 +204,7 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
   }
   const Reader r(s.file);
   r.known_keys(root, "",
-               {"name", "entrants", "problems", "levels", "trials", "budget", "grace", "target", "gpu", "check_only",
+               {"name", "entrants", "problems", "decks", "levels", "trials", "budget", "grace", "target", "gpu", "check_only",
                 "sandbox", "network", "executor", "retry", "db", "runs_dir", "prices"});
   s.name = o.name.empty() ? r.str(root, "", "name").value_or("") : o.name;
   if (s.name.empty()) {
@@ -220,19 +239,25 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
       r.fail(nullptr, fmt::format("entrants[{}].label", i),
              "\"" + s.entrants[i].label + "\" names two entrants; give each a distinct label");
 
-  // Problems: names or "all", and/or levels.
+  // Problems: names or "all", and/or decks, and/or v3 levels; the union of them all.
   std::vector<std::string> names;
-  std::vector<std::string> levels;
+  std::vector<std::string> decks;
+  std::vector<int> levels;
   if (const toml::node* n = root.get("problems")) {
     if (n->is_string()) names = {*n->value<std::string>()};
     else names = r.strings(root, "", "problems").value();
   }
-  if (auto l = r.strings(root, "", "levels")) levels = *l;
-  // --problem / --level replace the file's whole selection.
-  if (!o.problems.empty() || !o.level.empty()) {
+  if (auto d = r.strings(root, "", "decks")) decks = *d;
+  if (const toml::node* n = root.get("levels")) levels = read_levels(r, *n);
+  // --problem / --deck / --level replace the file's whole selection.
+  if (!o.problems.empty() || !o.decks.empty() || !o.levels.empty()) {
     names = o.problems;
-    levels.clear();
-    if (!o.level.empty()) levels = {o.level};
+    decks = o.decks;
+    levels = o.levels;
+    for (int lv : levels)
+      if (lv < kMinLevel || lv > kMaxLevel)
+        throw SweepError(fmt::format("--level {}: expected KernelBench v3's level, an integer from {} to {}", lv,
+                                     kMinLevel, kMaxLevel));
   }
   auto known = [&] {
     std::string k;
@@ -249,29 +274,53 @@ SweepSpec load_sweep(const fs::path& file, const SweepOverrides& o, const std::v
       r.fail(root.get("problems"), "problems", "unknown problem \"" + nm + "\" (known: " + known() + ", or \"all\")");
     chosen.insert(nm);
   }
-  for (const auto& lv : levels) {
+  // A deck or level that selects nothing is a mistake worth stopping for: the sweep would quietly
+  // lack the problems it was written for.
+  for (const auto& dk : decks) {
+    bool any = false;
+    for (const auto& p : deck)
+      if (p.deck == dk) chosen.insert(p.name), any = true;
+    if (!any) {
+      std::set<std::string> ds;
+      for (const auto& p : deck) ds.insert(p.deck);
+      std::string k;
+      for (const auto& x : ds) k += (k.empty() ? "" : ", ") + x;
+      const std::string what = "no problem of deck \"" + dk + "\" (decks: " + k + ")";
+      if (!o.decks.empty()) throw SweepError("--deck " + dk + ": " + what);
+      r.fail(root.get("decks"), "decks", what);
+    }
+  }
+  for (int lv : levels) {
     bool any = false;
     for (const auto& p : deck)
       if (p.level == lv) chosen.insert(p.name), any = true;
     if (!any) {
-      std::set<std::string> ls;
-      for (const auto& p : deck) ls.insert(p.level);
+      std::set<int> ls;
+      for (const auto& p : deck)
+        if (p.level) ls.insert(*p.level);
       std::string k;
-      for (const auto& x : ls) k += (k.empty() ? "" : ", ") + x;
-      r.fail(root.get("levels"), "levels", "no problem of level \"" + lv + "\" (levels: " + k + ")");
+      for (int x : ls) k += (k.empty() ? "" : ", ") + std::to_string(x);
+      const std::string what =
+          fmt::format("no problem of level {} in the deck (levels present: {})", lv, k.empty() ? "none" : k);
+      if (!o.levels.empty()) throw SweepError(fmt::format("--level {}: {}", lv, what));
+      r.fail(root.get("levels"), "levels", what);
     }
   }
   for (const auto& p : deck)
-    if (chosen.count(p.name)) s.problems.push_back(p.name);
-  if (s.problems.empty()) r.fail(nullptr, "problems", "at least one problem is required (names, \"all\", or levels)");
+    if (chosen.count(p.name)) {
+      s.problems.push_back(p.name);
+      if (p.level) s.problem_levels[p.name] = *p.level;
+    }
+  if (s.problems.empty()) r.fail(nullptr, "problems", "at least one problem is required (names, \"all\", decks or levels)");
 
   s.trials = static_cast<int>(o.trials.value_or(r.integer(root, "", "trials", 1).value_or(1)));
   if (s.trials < 1) throw SweepError(fmt::format("--trials {}: must be 1 or more", s.trials));
-  if (auto d = r.duration(root, "", "budget")) s.budget = *d;
+  if (auto d = r.duration(root, "", "budget")) s.budget = *d, s.budget_given = true;
   if (auto d = r.duration(root, "", "grace")) s.grace = *d;
   if (!o.budget.empty()) {
     try {
       s.budget = parse_duration(o.budget);
+      s.budget_given = true;
     } catch (const std::invalid_argument& e) {
       throw SweepError(std::string("--budget: ") + e.what());
     }
@@ -402,7 +451,7 @@ json sweep_to_json(const SweepSpec& s) {
     j["max_turns"] = e.max_turns ? json(*e.max_turns) : json(nullptr);
     ents.push_back(j);
   }
-  return {{"name", s.name},
+  json j = {{"name", s.name},
           {"file", s.file.string()},
           {"entrants", ents},
           {"problems", s.problems},
@@ -424,6 +473,26 @@ json sweep_to_json(const SweepSpec& s) {
             {"max_parallel", s.slurm.max_parallel}}},
           {"retry", {{"infra_retries", s.infra_retries}}},
           {"prices", s.prices.string()}};
+  // Written only when it decides something, so that the plans (and hashes) of sweeps without
+  // levelled problems read as they did before levels: resuming them is not refused.
+  if (!s.budget_given && !s.problem_levels.empty()) {
+    json by_problem = json::object();
+    for (const auto& [name, level] : s.problem_levels) by_problem[name] = seconds(cell_budget(s, name));
+    j["level_budget_seconds"] = by_problem;
+  }
+  return j;
+}
+
+std::chrono::milliseconds cell_budget(const SweepSpec& s, const std::string& problem) {
+  if (s.budget_given) return s.budget;
+  const auto it = s.problem_levels.find(problem);
+  return it == s.problem_levels.end() ? s.budget : std::chrono::milliseconds(level_defaults(it->second).wall_clock);
+}
+
+std::chrono::milliseconds longest_cell_budget(const SweepSpec& s) {
+  std::chrono::milliseconds longest{0};
+  for (const auto& p : s.problems) longest = std::max(longest, cell_budget(s, p));
+  return s.problems.empty() ? s.budget : longest;
 }
 
 std::string sweep_plan_hash(const SweepSpec& s) {

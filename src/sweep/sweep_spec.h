@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "agent/run_limits.h"
 
 namespace kb {
 
@@ -50,7 +53,12 @@ struct SweepSpec {
   std::vector<Entrant> entrants;
   std::vector<std::string> problems;  // resolved names, in deck order
   int trials = 1;
-  std::chrono::milliseconds budget{std::chrono::minutes(45)};
+  // Each run's wall-clock budget when the file or --budget gives one (budget_given); else each
+  // run gets what `kbench run` gives its problem: its KernelBench v3 level's (deck/level.h), or
+  // this, kbench's default, for a problem without a level (cell_budget()).
+  std::chrono::milliseconds budget{kDefaultAgentBudget};
+  bool budget_given = false;
+  std::map<std::string, int> problem_levels;  // the chosen problems that have a v3 level
   std::chrono::milliseconds grace{std::chrono::seconds(10)};
   std::string target = "auto";     // host, cuda, auto
   std::string gpu;                 // expected GPU kind (a substring of the device name, "H100"); "" = any
@@ -74,7 +82,8 @@ struct SweepOverrides {
   std::string name;
   std::vector<std::string> agents, models;  // with no file: every agent x model is an entrant
   std::vector<std::string> problems;        // names, or "all"
-  std::string level;
+  std::vector<std::string> decks;           // every problem of these decks ("hard")
+  std::vector<int> levels;                  // every problem of these KernelBench v3 levels (1-4)
   std::optional<int> trials;
   std::string budget, target, executor, db, runs_dir;
   std::vector<int> gpus;
@@ -91,6 +100,11 @@ SweepSpec load_sweep(const std::filesystem::path& file, const SweepOverrides& o,
 // allowed unpriced), every gateway script and price table loads, the target exists and every
 // problem supports it. Throws SweepError naming the entrant or problem.
 void check_sweep_runnable(const SweepSpec& s, const std::vector<Problem>& deck);
+
+// The budget of a run of `problem` in this sweep (see SweepSpec::budget), and the longest over its
+// problems (Slurm's time limit, the dry run's estimate).
+std::chrono::milliseconds cell_budget(const SweepSpec& s, const std::string& problem);
+std::chrono::milliseconds longest_cell_budget(const SweepSpec& s);
 
 // The sweep as JSON (stored in the database and in the plan file), and the hash of what decides
 // its cells and their runs: resuming a sweep with a different plan under the same name is refused.

@@ -89,6 +89,13 @@ class BaselineCacheCli : public testing::Test {
 
 bool says(const kb::CommandResult& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
 
+// The verdict summary's line for v3's view: "vs baseline 1.023x (...): beats the baseline".
+bool summary_line_present(const kb::CommandResult& r) {
+  static const std::regex line(
+      R"(vs baseline [0-9.]+x \(geomean of baseline/solution medians\): (beats|does not beat) the baseline)");
+  return std::regex_search(r.output, line);
+}
+
 TEST_F(BaselineCacheCli, ASecondEvalReadsTheBaselineBackExactlyAsTheFirstWroteIt) {
   const Run first = eval("first");
   ASSERT_EQ(first.r.exit_code, 0) << first.r.output;
@@ -109,6 +116,19 @@ TEST_F(BaselineCacheCli, ASecondEvalReadsTheBaselineBackExactlyAsTheFirstWroteIt
   EXPECT_EQ(cache_files_.size(), 1u) << "a hit stores nothing";
   EXPECT_EQ(kb::json_text(second.result["baseline"]), kb::json_text(baseline));
   EXPECT_EQ(second.result["verdict"], "pass");
+
+  // KernelBench v3's "beats baseline" beside kbench's fractions, from the two medians of the shape
+  // (the baseline here is host-fast itself, so near 1 either way), whether the baseline was timed
+  // or read back from the cache; the verdict summary says it.
+  for (const Run* run : {&first, &second}) {
+    const nlohmann::json& summary = run->result["summary"];
+    ASSERT_TRUE(summary["speedup_vs_baseline"].is_number()) << summary.dump(2);
+    const double expected = run->result["baseline"]["shapes"][0]["timing"]["median"].get<double>() /
+                            run->result["shapes"][0]["timing"]["median"].get<double>();
+    EXPECT_NEAR(summary["speedup_vs_baseline"].get<double>(), expected, 1e-12 * expected);
+    EXPECT_EQ(summary["beats_baseline"], expected >= 1.0);
+    EXPECT_TRUE(summary_line_present(run->r)) << run->r.output;
+  }
 
   // The solution's derived call timeout follows the cached baseline's time of the shape
   // (eval/call_timeout.h); the first eval, without it, used the naive-rate estimate.

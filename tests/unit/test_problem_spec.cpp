@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 // A valid problem, in parts so that a test can drop or reorder whole sections.
 const std::string kHeader = R"toml(name = "softmax"
-level = "example"
+deck = "example"
 description = "Row-wise softmax."
 targets = ["host", "cuda"]
 dims = ["batch", "vocab"]
@@ -126,7 +126,8 @@ TEST_F(ProblemSpec, ValidProblemLoadsEveryField) {
   EXPECT_EQ(p.id, "softmax");
   EXPECT_EQ(p.name, "softmax");
   EXPECT_EQ(p.dir, root_ / "softmax");
-  EXPECT_EQ(p.level, "example");
+  EXPECT_EQ(p.deck, "example");
+  EXPECT_FALSE(p.level) << "no `level` key: not one of KernelBench v3's levels";
   EXPECT_EQ(p.description, "Row-wise softmax.");
   EXPECT_EQ(p.targets, (std::vector<std::string>{"host", "cuda"}));
   EXPECT_EQ(p.dims, (std::vector<std::string>{"batch", "vocab"}));
@@ -220,13 +221,39 @@ TEST_F(ProblemSpec, OptionalSectionsTakeDefaults) {
 }
 
 TEST_F(ProblemSpec, TomlSyntaxErrorHasLineAndColumn) {
-  expect_error(patch("level = \"example\"", "level = \"example"), {"problem.toml:2:", "TOML syntax error"});
+  expect_error(patch("deck = \"example\"", "deck = \"example"), {"problem.toml:2:", "TOML syntax error"});
 }
 
 TEST_F(ProblemSpec, MissingRequiredKey) {
-  expect_error(patch("level = \"example\"\n", ""), {"level", "required key is missing"});
+  expect_error(patch("deck = \"example\"\n", ""), {"deck", "required key is missing"});
   expect_error(patch("dtype = \"int32\"\n", ""), {"outputs[1].dtype", "required key is missing", "f32"});
   expect_error(kHeader + kTensors + kRest, {"shapes", "required key is missing"});
+}
+
+TEST_F(ProblemSpec, LevelIsKernelBenchV3sIntegerLevel) {
+  for (int level = 1; level <= 4; ++level) {
+    const Problem p = load_problem(write(patch("deck = \"example\"\n", "deck = \"v3\"\nlevel = " + std::to_string(level) + "\n")));
+    EXPECT_EQ(p.deck, "v3");
+    ASSERT_TRUE(p.level);
+    EXPECT_EQ(*p.level, level);
+  }
+}
+
+TEST_F(ProblemSpec, BadLevelNamesTheFieldAndTheValue) {
+  auto with_level = [&](const std::string& value) { return patch("deck = \"example\"\n", "deck = \"v3\"\nlevel = " + value + "\n"); };
+  expect_error(with_level("7"), {"problem.toml:3:", "level", "an integer from 1 to 4", "found an integer (7)"});
+  expect_error(with_level("0"), {"level", "an integer from 1 to 4", "found an integer (0)"});
+  expect_error(with_level("-1"), {"level", "an integer from 1 to 4", "found an integer (-1)"});
+  expect_error(with_level("2.0"), {"level", "an integer from 1 to 4", "found a float (2.0)"});
+  expect_error(with_level("[1]"), {"level", "an integer from 1 to 4", "found an array"});
+  // A string is what `level` held before it meant v3's level: the error says where a deck's name goes.
+  expect_error(with_level("\"one\""), {"level", "an integer from 1 to 4", "found a string (\"one\")", "deck = \"one\""});
+  expect_error(with_level("\"hard\""), {"level", "deck = \"hard\""});
+}
+
+TEST_F(ProblemSpec, DeckMustBeANonEmptyString) {
+  expect_error(patch("deck = \"example\"", "deck = \"\""), {"deck", "a non-empty string"});
+  expect_error(patch("deck = \"example\"", "deck = 1"), {"deck", "a non-empty string", "found an integer (1)"});
 }
 
 TEST_F(ProblemSpec, WrongType) {

@@ -167,6 +167,48 @@ TEST(Sqlite, ATransactionLeftByAnExceptionRollsBack) {
   fs::remove_all(d);
 }
 
+// Migration 2 on a database that schema 1 made: the runs it holds stay, and read NULL for v3's
+// "beats baseline" (their result.json had no such field); runs indexed afterwards carry it.
+TEST(ResultsDb, MigratesASchema1DatabaseKeepingItsRuns) {
+  const fs::path d = scratch("migrate");
+  const fs::path file = d / "kbench.db";
+  const fs::path runs = d / "runs";
+  FakeRun before;
+  before.peak = 0.3;
+  {
+    // Schema 1 as it was: the current schema less migration 2's columns.
+    sql::Database db = open_results_db(file);
+    upsert_run(db, read_run_dir(make_run(runs, "r-before", before)));
+    db.exec("ALTER TABLE runs DROP COLUMN beats_baseline");
+    db.exec("ALTER TABLE runs DROP COLUMN speedup_vs_baseline");
+    db.exec("PRAGMA user_version = 1");
+  }
+  EXPECT_THROW((void)open_results_db(file, DbAccess::read_only), ResultsDbError) << "read-only cannot migrate";
+  sql::Database db = open_results_db(file, DbAccess::write);
+  EXPECT_EQ(schema_version(db), kResultsSchemaVersion);
+  {
+    auto st = db.prepare("SELECT peak_fraction, beats_baseline, speedup_vs_baseline FROM runs WHERE id = 'r-before'");
+    ASSERT_TRUE(st.step());
+    EXPECT_DOUBLE_EQ(st.opt_real(0).value(), 0.3);
+    EXPECT_FALSE(st.opt_int64(1));
+    EXPECT_FALSE(st.opt_real(2));
+  }
+  const fs::path after = make_run(runs, "r-after", before);
+  json result = json::parse(slurp(after / "result.json"));
+  result["summary"]["beats_baseline"] = false;
+  result["summary"]["speedup_vs_baseline"] = 0.8;
+  write(after / "result.json", result.dump());
+  const RunRow row = read_run_dir(after);
+  ASSERT_TRUE(row.beats_baseline);
+  EXPECT_FALSE(*row.beats_baseline);
+  upsert_run(db, row);
+  auto st = db.prepare("SELECT beats_baseline, speedup_vs_baseline FROM runs WHERE id = 'r-after'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.opt_int64(0), 0);
+  EXPECT_DOUBLE_EQ(st.opt_real(1).value(), 0.8);
+  fs::remove_all(d);
+}
+
 TEST(RunIndex, ReadsARunDirectoryAndTellsInfrastructureFailuresApart) {
   const fs::path runs = scratch("index");
   FakeRun ok;

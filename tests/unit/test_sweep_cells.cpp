@@ -171,10 +171,10 @@ TEST(SweepCells, DeadHoldersCellsAreTakenOverAndACompletedRunIsAdoptedNotRerun) 
   fs::remove_all(root);
 }
 
-TEST(SweepSpec, LoadsAFileResolvesPathsAndLevelsAndAppliesOverrides) {
+TEST(SweepSpec, LoadsAFileResolvesPathsAndDecksAndAppliesOverrides) {
   const fs::path root = scratch("spec");
   std::ofstream(root / "s.toml") << R"(name = "nightly"
-levels = ["hard"]
+decks = ["hard"]
 problems = ["softmax"]
 trials = 3
 budget = "1h30m"
@@ -193,9 +193,9 @@ gateway = "replay:scripts/codex.json"
 )";
   Problem soft, hard;
   soft.name = "softmax";
-  soft.level = "example";
+  soft.deck = "example";
   hard.name = "topk";
-  hard.level = "hard";
+  hard.deck = "hard";
   const SweepSpec s = load_sweep(root / "s.toml", {}, {soft, hard});
   EXPECT_EQ(s.name, "nightly");
   EXPECT_EQ(s.problems, (std::vector<std::string>{"softmax", "topk"}));
@@ -219,8 +219,76 @@ gateway = "replay:scripts/codex.json"
   const SweepSpec t = load_sweep(root / "s.toml", o, {soft, hard});
   EXPECT_EQ(t.trials, 1);
   EXPECT_EQ(t.executor, "local");
-  EXPECT_EQ(t.problems, (std::vector<std::string>{"topk"})) << "--problem replaces the file's names and levels";
+  EXPECT_EQ(t.problems, (std::vector<std::string>{"topk"})) << "--problem replaces the file's names and decks";
   EXPECT_NE(sweep_plan_hash(s), sweep_plan_hash(t));
+  fs::remove_all(root);
+}
+
+// A deck of three: KernelBench-Hard's topk (no level) and two v3 problems of levels 1 and 2.
+std::vector<Problem> leveled_deck() {
+  Problem topk, gemm, fused;
+  topk.name = "topk";
+  topk.deck = "hard";
+  gemm.name = "1_Square_matrix_multiplication_";
+  gemm.deck = "v3";
+  gemm.level = 1;
+  fused.name = "59_Matmul_Swish_Scaling";
+  fused.deck = "v3";
+  fused.level = 2;
+  return {topk, gemm, fused};
+}
+
+std::string sweep_file(const fs::path& root, const std::string& selection) {
+  std::ofstream(root / "s.toml") << "name = \"levels\"\n" << selection << "\n[[entrants]]\nagent = \"kbench\"\nmodel = \"m\"\n";
+  return (root / "s.toml").string();
+}
+
+TEST(SweepSpec, SelectsProblemsByV3Level) {
+  const fs::path root = scratch("levels");
+  const auto deck = leveled_deck();
+  EXPECT_EQ(load_sweep(sweep_file(root, "levels = [2]"), {}, deck).problems,
+            (std::vector<std::string>{"59_Matmul_Swish_Scaling"}));
+  EXPECT_EQ(load_sweep(sweep_file(root, "levels = [1, 2]"), {}, deck).problems,
+            (std::vector<std::string>{"1_Square_matrix_multiplication_", "59_Matmul_Swish_Scaling"}));
+  // The union of names, decks and levels, in deck order.
+  EXPECT_EQ(load_sweep(sweep_file(root, "levels = [2]\ndecks = [\"hard\"]"), {}, deck).problems,
+            (std::vector<std::string>{"topk", "59_Matmul_Swish_Scaling"}));
+  // --level replaces the file's selection.
+  SweepOverrides o;
+  o.levels = {1};
+  EXPECT_EQ(load_sweep(sweep_file(root, "problems = [\"topk\"]"), o, deck).problems,
+            (std::vector<std::string>{"1_Square_matrix_multiplication_"}));
+  fs::remove_all(root);
+}
+
+TEST(SweepSpec, BadLevelsNameTheFileTheKeyAndTheValue) {
+  const fs::path root = scratch("badlevels");
+  const auto deck = leveled_deck();
+  auto error = [&](const std::string& selection, const SweepOverrides& o = {}) {
+    try {
+      load_sweep(sweep_file(root, selection), o, deck);
+    } catch (const SweepError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto has = [](const std::string& msg, std::initializer_list<const char*> parts) {
+    for (const char* p : parts)
+      if (msg.find(p) == std::string::npos) return ::testing::AssertionFailure() << "'" << p << "' not in: " << msg;
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(has(error("levels = [7]"), {"s.toml:2:", "levels", "integers from 1 to 4", "found 7"}));
+  EXPECT_TRUE(has(error("levels = [0]"), {"levels", "found 0"}));
+  EXPECT_TRUE(has(error("levels = 1"), {"levels", "an array of KernelBench v3 levels", "found 1"}));
+  // A deck name where `levels` once took one: the error says where it goes.
+  EXPECT_TRUE(has(error("levels = [\"hard\"]"), {"levels", "found \"hard\"", "decks = [\"hard\"]"}));
+  EXPECT_TRUE(has(error("levels = [3]"), {"levels", "no problem of level 3", "levels present: 1, 2"}));
+  EXPECT_TRUE(has(error("decks = [\"v4\"]"), {"decks", "no problem of deck \"v4\"", "hard, v3"}));
+  SweepOverrides o;
+  o.levels = {4};
+  EXPECT_TRUE(has(error("levels = [1]", o), {"--level 4", "no problem of level 4"}));
+  o.levels = {9};
+  EXPECT_TRUE(has(error("levels = [1]", o), {"--level 9", "an integer from 1 to 4"}));
   fs::remove_all(root);
 }
 
