@@ -6,7 +6,8 @@
 namespace kb {
 
 LevelDefaults level_defaults(int level) {
-  // research/kernelbench-v3-deck.md section 6: v3's TURN_LIMITS and max_time, indexed by level.
+  // KernelBench v3 (github:Infatoshi/kernelbench.com, benchmarks/v3): HardwareTarget.max_turns and
+  // batch_eval.py TURN_LIMITS per level, and the agent wall clock max_time of 900/1800/2700/2700 s.
   static constexpr std::array<int, kMaxLevel> kTurns = {10, 12, 15, 15};
   static constexpr std::array<int, kMaxLevel> kMinutes = {15, 30, 45, 45};
   if (level < kMinLevel || level > kMaxLevel)

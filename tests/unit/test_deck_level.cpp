@@ -11,7 +11,7 @@ namespace {
 using std::chrono::minutes;
 
 TEST(DeckLevel, DefaultsAreV3sTurnAndTimeLimits) {
-  // research/kernelbench-v3-deck.md section 6: turns 10/12/15/15, 900/1800/2700/2700 s.
+  // KernelBench v3 (benchmarks/v3 of github:Infatoshi/kernelbench.com): turns 10/12/15/15, 900/1800/2700/2700 s.
   EXPECT_EQ(level_defaults(1).max_turns, 10);
   EXPECT_EQ(level_defaults(2).max_turns, 12);
   EXPECT_EQ(level_defaults(3).max_turns, 15);
