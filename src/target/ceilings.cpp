@@ -69,9 +69,10 @@ const Ceiling& Ceilings::memory_peak(const std::string& key) const {
 // JSON: values in SI units (FLOP/s, B/s), so the document needs no unit field.
 
 nlohmann::json to_json(const Ceilings& c) {
-  auto table = [](const std::map<std::string, Ceiling>& m) {
+  auto entry = [](const Ceiling& v) { return nlohmann::json{{"value", v.value}, {"source", v.source}}; };
+  auto table = [&](const std::map<std::string, Ceiling>& m) {
     nlohmann::json t = nlohmann::json::object();
-    for (const auto& [k, v] : m) t[k] = {{"value", v.value}, {"source", v.source}};
+    for (const auto& [k, v] : m) t[k] = entry(v);
     return t;
   };
   nlohmann::json unmeasured = nlohmann::json::object();
@@ -84,8 +85,7 @@ nlohmann::json to_json(const Ceilings& c) {
           {"measured_compute", table(c.measured_compute)},
           {"measured_memory", table(c.measured_memory)},
           {"unmeasured", unmeasured},
-          {"launch_floor", c.launch_floor ? nlohmann::json{{"value", c.launch_floor->value}, {"source", c.launch_floor->source}}
-                                          : nlohmann::json(nullptr)}};
+          {"launch_floor", c.launch_floor ? entry(*c.launch_floor) : nlohmann::json(nullptr)}};
 }
 
 Ceilings ceilings_from_json(const nlohmann::json& j) {
@@ -104,22 +104,22 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
   auto m = j.find("measured");
   if (m == j.end() || !m->is_boolean()) fail("measured", "missing or not a boolean");
   c.measured = m->get<bool>();
+  // One {value, source} entry at `where`; `what` names a positive value ("rate", "time in seconds").
+  auto entry = [&](const std::string& where, const nlohmann::json& e, const char* what) {
+    if (!e.is_object()) fail(where, "expected an object {value, source}");
+    auto v = e.find("value");
+    if (v == e.end() || !v->is_number()) fail(where + ".value", "missing or not a number");
+    double value = v->get<double>();
+    if (!std::isfinite(value) || value <= 0) fail(where + ".value", fmt::format("{} is not a positive {}", value, what));
+    auto s = e.find("source");
+    if (s == e.end() || !s->is_string() || s->get<std::string>().empty()) fail(where + ".source", "missing or empty");
+    return Ceiling{value, s->get<std::string>()};
+  };
   auto table = [&](const char* name, std::map<std::string, Ceiling>& out, bool optional = false) {
     auto t = j.find(name);
     if (optional && t == j.end()) return;
     if (t == j.end() || !t->is_object()) fail(name, "missing or not an object");
-    for (const auto& [key, entry] : t->items()) {
-      std::string where = std::string(name) + "." + key;
-      if (!entry.is_object()) fail(where, "expected an object {value, source}");
-      auto v = entry.find("value");
-      if (v == entry.end() || !v->is_number()) fail(where + ".value", "missing or not a number");
-      double value = v->get<double>();
-      if (!std::isfinite(value) || value <= 0) fail(where + ".value", fmt::format("{} is not a positive rate", value));
-      auto s = entry.find("source");
-      if (s == entry.end() || !s->is_string() || s->get<std::string>().empty())
-        fail(where + ".source", "missing or empty");
-      out[key] = Ceiling{value, s->get<std::string>()};
-    }
+    for (const auto& [key, e] : t->items()) out[key] = entry(std::string(name) + "." + key, e, "rate");
   };
   table("compute", c.compute);
   table("memory", c.memory);
@@ -133,15 +133,8 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
       c.unmeasured[key] = why.get<std::string>();
     }
   }
-  if (auto f = j.find("launch_floor"); f != j.end() && !f->is_null()) {
-    if (!f->is_object()) fail("launch_floor", "expected null or an object {value, source}");
-    auto v = f->find("value");
-    if (v == f->end() || !v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() <= 0)
-      fail("launch_floor.value", "missing or not a positive number of seconds");
-    auto s = f->find("source");
-    if (s == f->end() || !s->is_string() || s->get<std::string>().empty()) fail("launch_floor.source", "missing or empty");
-    c.launch_floor = Ceiling{v->get<double>(), s->get<std::string>()};
-  }
+  if (auto f = j.find("launch_floor"); f != j.end() && !f->is_null())
+    c.launch_floor = entry("launch_floor", *f, "time in seconds");
   return c;
 }
 

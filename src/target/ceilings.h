@@ -117,8 +117,12 @@ std::filesystem::path device_ceilings_cache_file(const std::string& device_id);
 //   - otherwise, when `measure` is set: measure() is called, its result returned and cached (not
 //     cached when measurement_failed_somewhere, so a transient failure is retried next time);
 //   - otherwise nullopt (nothing is measured: the caller must not wait for a measurement).
-// A corrupt or foreign cache file counts as a miss.
+// A corrupt or foreign cache file counts as a miss. With `measure_floor` and `measure` set, a
+// measurement without a launch floor (a fresh one, or a cache written before the floor existed) gets
+// one, and is cached with it: the rest is not measured again. A floor that throws is recorded in
+// `unmeasured` as "failed: ..." (so the measurement is returned but not cached).
 std::optional<Ceilings> cached_measurement(const std::filesystem::path& file, const std::string& key, bool refresh,
-                                           bool measure, const std::function<Ceilings()>& measure_fn);
+                                           bool measure, const std::function<Ceilings()>& measure_fn,
+                                           const std::function<Ceiling()>& measure_floor = {});
 
 }  // namespace kb

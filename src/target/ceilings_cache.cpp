@@ -77,13 +77,25 @@ std::filesystem::path device_ceilings_cache_file(const std::string& device_id) {
 }
 
 std::optional<Ceilings> cached_measurement(const std::filesystem::path& file, const std::string& key, bool refresh,
-                                           bool measure, const std::function<Ceilings()>& measure_fn) {
-  if (!refresh)
-    if (auto cached = read_ceilings_cache(file, key)) return cached;
-  if (!measure) return std::nullopt;
-  Ceilings m = measure_fn();
-  m.measured = true;
-  if (!measurement_failed_somewhere(m)) write_ceilings_cache(file, key, m);
+                                           bool measure, const std::function<Ceilings()>& measure_fn,
+                                           const std::function<Ceiling()>& measure_floor) {
+  std::optional<Ceilings> m = refresh ? std::nullopt : read_ceilings_cache(file, key);
+  const bool cached = m.has_value();
+  const bool add_floor = measure && measure_floor && !(m && m->launch_floor);
+  if (cached && !add_floor) return m;
+  if (!cached) {
+    if (!measure) return std::nullopt;
+    m = measure_fn();
+    m->measured = true;
+  }
+  if (add_floor) {
+    try {
+      m->launch_floor = measure_floor();
+    } catch (const std::exception& e) {
+      m->unmeasured["launch_floor"] = std::string("failed: ") + e.what();
+    }
+  }
+  if (!measurement_failed_somewhere(*m)) write_ceilings_cache(file, key, *m);
   return m;
 }
 

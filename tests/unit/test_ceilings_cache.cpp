@@ -196,6 +196,62 @@ TEST(CeilingsCache, RoundTripRefreshCorruptionForeignKeyAndNoMeasureOnMiss) {
   EXPECT_EQ(files, 1);
 }
 
+// The launch floor through the cache (what the cuda target's `kbench ceilings` does): measured with
+// a fresh measurement, added to a cached one that lacks it without measuring the rest again, never
+// measured when measuring is not allowed, and a failed floor is returned but not cached.
+TEST(CeilingsCache, TheLaunchFloorIsMeasuredWithTheCeilingsAndAddedToACacheWithoutOne) {
+  TempDir dir;
+  ScopedEnv env("KBENCH_CACHE_DIR", dir.path().string());
+  const auto file = device_ceilings_cache_file("cuda-GPU-floor-driver13000");
+  const std::string key = "GPU-floor | Test GPU | CUDA driver 13000 | v1";
+  int measured = 0, floors = 0;
+  auto measure = [&] {
+    ++measured;
+    return measurement();
+  };
+  auto floor = [&] {
+    ++floors;
+    return Ceiling{2.5e-6, "measured: test floor"};
+  };
+
+  // A cache written before the floor existed: eval (measure = false) reads it without a floor.
+  ASSERT_TRUE(write_ceilings_cache(file, key, measurement(700e12)));
+  auto m = cached_measurement(file, key, false, /*measure=*/false, measure, floor);
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->launch_floor);
+  EXPECT_EQ(floors, 0);
+  // `kbench ceilings`: the floor is added, the cached figures kept, and the file rewritten with it.
+  m = cached_measurement(file, key, false, true, measure, floor);
+  ASSERT_TRUE(m && m->launch_floor);
+  EXPECT_EQ(m->launch_floor->value, 2.5e-6);
+  EXPECT_EQ(m->compute.at("bf16_tc").value, 700e12);
+  EXPECT_EQ(measured, 0);
+  EXPECT_EQ(floors, 1);
+  auto read = read_ceilings_cache(file, key);
+  ASSERT_TRUE(read && read->launch_floor);
+  EXPECT_EQ(read->launch_floor->value, 2.5e-6);
+  // Now a hit: neither measured again, and eval gets the floor too.
+  for (bool may_measure : {true, false}) {
+    m = cached_measurement(file, key, false, may_measure, measure, floor);
+    ASSERT_TRUE(m && m->launch_floor);
+  }
+  EXPECT_EQ(measured, 0);
+  EXPECT_EQ(floors, 1);
+  // Refresh: both measured, one write.
+  m = cached_measurement(file, key, /*refresh=*/true, true, measure, floor);
+  EXPECT_EQ(measured, 1);
+  EXPECT_EQ(floors, 2);
+  EXPECT_EQ(read_ceilings_cache(file, key)->compute.at("bf16_tc").value, 812.3e12);
+
+  // A floor that fails: returned with its reason, not cached (the old file stays).
+  ASSERT_TRUE(write_ceilings_cache(file, key, measurement(700e12)));
+  m = cached_measurement(file, key, false, true, measure, [] () -> Ceiling { throw std::runtime_error("no device"); });
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->launch_floor);
+  EXPECT_EQ(m->unmeasured.at("launch_floor"), "failed: no device");
+  EXPECT_FALSE(read_ceilings_cache(file, key)->launch_floor);
+}
+
 TEST(CeilingsCache, AMeasurementWithAFailureIsReturnedButNotCached) {
   TempDir dir;
   ScopedEnv env("KBENCH_CACHE_DIR", dir.path().string());

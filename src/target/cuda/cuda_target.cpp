@@ -125,19 +125,10 @@ class CudaTarget final : public Target {
     std::optional<Ceilings> m;
     if (measure) {
       const CudaDeviceIdentity id = cuda_device_identity(0);
-      const fs::path file = cuda_ceilings_cache_file(id);
-      m = cached_measurement(file, cuda_ceilings_cache_key(id), refresh, /*measure=*/true,
-                             [] { return measure_cuda_ceilings(0); });
-      // The launch floor, measured with the ceilings; a cached measurement from before the floor
-      // existed gains one without the rest being measured again (a floor takes well under a second).
-      if (m && !m->launch_floor) {
-        try {
-          m->launch_floor = measure_launch_floor(*open_device());
-        } catch (const std::exception& e) {
-          m->unmeasured["launch_floor"] = std::string("failed: ") + e.what();
-        }
-        if (!measurement_failed_somewhere(*m)) write_ceilings_cache(file, cuda_ceilings_cache_key(id), *m);
-      }
+      // With the launch floor (well under a second), which a cached measurement from before the
+      // floor existed gains without the rest being measured again.
+      m = cached_measurement(cuda_ceilings_cache_file(id), cuda_ceilings_cache_key(id), refresh, /*measure=*/true,
+                             [] { return measure_cuda_ceilings(0); }, [this] { return measure_launch_floor(*open_device()); });
     } else {
       // Only a cache read (what `kbench eval` asks for): anything going wrong here just means no
       // measured figures beside the datasheet, never a failed evaluation.
