@@ -77,6 +77,12 @@ uint64_t output_bytes(const Problem& p, const ShapeCase& shape) {
   return n;
 }
 
+uint64_t input_bytes(const Problem& p, const ShapeCase& shape) {
+  uint64_t n = 0;
+  for (const auto& t : p.inputs) n += static_cast<uint64_t>(numel_of(p.tensor_shape(t, shape))) * element_bytes(t.dtype);
+  return n;
+}
+
 void require_generators(const Problem& p) {
   auto all = [&](const std::vector<TensorSpec>& ts, const char* kind) {
     for (const auto& t : ts) {

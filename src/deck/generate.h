@@ -23,6 +23,8 @@ std::vector<HostTensor> generate_weights(const Problem& p, const ShapeCase& shap
 std::vector<HostTensor> allocate_outputs(const Problem& p, const ShapeCase& shape);
 // The bytes of all outputs of a shape together (what allocate_outputs would allocate).
 uint64_t output_bytes(const Problem& p, const ShapeCase& shape);
+// The bytes of all inputs of a shape together (weights not included).
+uint64_t input_bytes(const Problem& p, const ShapeCase& shape);
 
 // Throws SpecError when a named generator of the problem is not compiled into this kbench.
 void require_generators(const Problem& p);

@@ -29,7 +29,9 @@
 #include "protocol/perturbation.h"
 #include "protocol/recheck_reservoir.h"
 #include "eval/sass.h"
+#include "eval/run_delay.h"
 #include "eval/static_scan.h"
+#include "eval/timing_confirmation.h"
 #include "eval/worker_process.h"
 #include "eval/worker_sandbox.h"
 #include "target/compile.h"
@@ -549,8 +551,127 @@ class ShapeRun {
                             ? static_cast<double>(std::min(output_bytes(p_, shape_), target.write_back_cache_bytes()))
                             : 0.0;
     if (auto why = physics_violation(rp, target.physics_slack(), held)) return fail(Reason::impossible_time, *why);
+    if (o_.integrity && !confirm_timing(w, seeds, ceil)) return false;
     say(fmt::format("median {:.3f} us over {} samples ({})", t.seconds.median * 1e6, t.seconds.n, t.stop_reason));
     return true;
+  }
+
+  // The timing's confirmation by the parent's own clock (eval/timing_confirmation.h): K calls on
+  // copies of the timed input sets, perturbed by a secret sent when the clock starts, must take no
+  // longer than the claimed median allows; one of them, drawn afterwards, is judged. Records the
+  // confirmation in r_.timing.
+  bool confirm_timing(WorkerProcess& w, const std::vector<uint64_t>& seeds, const Ceilings& ceil) {
+    TimingRecord& t = *r_.timing;
+    // The claim: the samples' median, or their mean where larger (on a loaded host a call of a few
+    // milliseconds usually runs within one time slice, so the median misses the waits that calls
+    // back to back pay; a faked timing lowers both).
+    const double median = std::max(t.seconds.median, t.seconds.mean);
+    const uint64_t in_bytes = input_bytes(p_, shape_), out_bytes = output_bytes(p_, shape_);
+    const size_t k = confirmation_calls(median, in_bytes + out_bytes);
+    std::optional<double> floor;
+    if (ceil.launch_floor) floor = ceil.launch_floor->value;
+    const ConfirmationAllowance allow = confirmation_allowance(floor, ceil.memory_peak(p_.memory_peak).value, out_bytes, k);
+    ConfirmationRecord rec;
+    rec.calls = k;
+    rec.allowance_per_call = allow.per_call;
+    rec.allowance_fixed = allow.fixed;
+    rec.per_call_seconds = INFINITY;
+    say(fmt::format("confirming the timing by kbench's own clock ({} calls)", k));
+    int tampered_runs = 0;
+    double most_waited = 0;
+    for (int attempt = 1; attempt <= kConfirmationAttempts; ++attempt) {
+      Message prepared = timed(r_.seconds.worker, [&] { return w.request(ConfirmPrepareRequest{k}, limits_.calls(1)); });
+      if (prepared.header.get<ConfirmPrepareReply>().calls != k)
+        return fail(Reason::channel_forged, "the worker did not prepare the calls kbench asked for");
+      // The secret is drawn now, after the copies exist: nothing in the worker can know it earlier.
+      const uint64_t secret = fresh_secret();
+      const RunDelays before = thread_run_delays(w.pid());
+      const auto t0 = std::chrono::steady_clock::now();
+      Message m = timed(r_.seconds.worker, [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double waited = max_run_delay_growth(before, thread_run_delays(w.pid()));
+      const auto reply = m.header.get<ConfirmReply>();
+      if (reply.rc != 0)
+        return fail(Reason::run_error,
+                    fmt::format("kb_run returned {} on call {} of the timing's confirmation", reply.rc, reply.call));
+      bool complete = reply.output_hashes.size() == k;
+      for (const auto& h : reply.output_hashes) complete = complete && h.size() == p_.outputs.size();
+      if (!complete)
+        return fail(Reason::channel_forged, "the confirmation's reply does not fingerprint the calls kbench asked for");
+      if (auto v = checked_gpu_work(reply.gpu_work)) return fail(v->located("the timing's confirmation: "));
+      const double per_call = confirmed_seconds_per_call(wall, k, allow);
+      rec.attempts = attempt;
+      if (per_call < rec.per_call_seconds) {
+        rec.per_call_seconds = per_call;
+        rec.wall_seconds = wall;
+      }
+      if (upholds(median, per_call)) {
+        // Upheld: the run that counted is judged, on a call drawn after its commitment.
+        rec.judged_call = static_cast<size_t>(fresh_secret() % k);
+        t.confirmation = rec;
+        return judge_confirmation(w, seeds, secret, rec.judged_call, reply.output_hashes[rec.judged_call]);
+      }
+      // Evidence, not load: too slow even with the worker's wait for a CPU forgiven, in a run on a
+      // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
+      // run: shared caches and memory bandwidth, which no scheduler statistic shows).
+      const double unloaded = confirmed_seconds_per_call(wall - waited, k, allow);
+      if (is_tampering_evidence(median, unloaded, waited / wall)) ++tampered_runs;
+      most_waited = std::max(most_waited, waited / wall);
+      say(fmt::format("confirmation {}: {:.3f} us per call against a claimed {:.3f} us ({:.0f}% of it waiting for a "
+                      "CPU)",
+                      attempt, per_call * 1e6, median * 1e6, 100 * waited / wall));
+    }
+    t.confirmation = rec;
+    const std::string figures = fmt::format(
+        "{} calls timed by kbench's own clock outside the solution's process took {:.3f} us each at best ({} runs; "
+        "{:.3f} ms in all, with kbench's own work, {:.3f} us per call and {:.3f} ms per run, taken off), against the "
+        "{:.3f} us the samples recorded inside the worker claim (their median, or mean where larger); more than {:.0f}x "
+        "that is not timing noise",
+        k, rec.per_call_seconds * 1e6, rec.attempts, rec.wall_seconds * 1e3, allow.per_call * 1e6, allow.fixed * 1e3,
+        median * 1e6, kConfirmationSlack);
+    if (tampered_runs == 0)
+      return fail(Reason::timing_unconfirmed,
+                  fmt::format("{}; but the worker's threads spent up to {:.0f}% of each run waiting for a CPU, which "
+                              "explains it: this machine is too loaded to tell tampering from load; judge it again on a "
+                              "quieter machine",
+                              figures, 100 * most_waited));
+    return fail(Reason::timing_tampered,
+                fmt::format("{} ({} of the {} runs too slow even with the worker's wait for a CPU forgiven: more than "
+                            "{:.0f}x on a quiet machine, or {:.0f}x on a loaded one)",
+                            figures, tampered_runs, rec.attempts, kConfirmationSlack, kLoadedEvidenceSlack));
+  }
+
+  // Fetches the confirmation's call `call` and judges it: its outputs must be those committed to
+  // by `committed` (their fingerprints) and right for its inputs, copy `call` of set call mod S,
+  // perturbed as call `call` of `secret`.
+  bool judge_confirmation(WorkerProcess& w, const std::vector<uint64_t>& seeds, uint64_t secret, size_t call,
+                          const std::vector<uint64_t>& committed) {
+    Message m = timed(r_.seconds.worker, [&] { return w.request(ConfirmFetchRequest{call}, limits_.calls(1)); });
+    const auto fetched = m.header.get<ConfirmFetchReply>();
+    size_t off = 0;
+    auto outs = unpack_outputs(p_, shape_, m.payload, off);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (buffer_hash(outs[i].data(), outs[i].bytes.size(), hash_key_) != committed.at(i))
+        return fail(Reason::output_changed_after_return,
+                    fmt::format("output '{}' of call {} of the timing's confirmation changed after the worker had "
+                                "fingerprinted it at the end of the timed run: work went on after the clock stopped",
+                                p_.outputs[i].name, call));
+    const Case c = new_case(seeds.at(call % seeds.size()), std::make_pair(secret, static_cast<uint64_t>(call)));
+    SeedCheck sc;
+    judge(c, 0, fetched.input_hashes, fetched.weight_hashes, outs, /*settled=*/true, /*secret=*/true, sc);
+    if (sc.pass) return true;
+    const Reason why = sc.finding.reason;
+    if (why == Reason::input_modified || why == Reason::weights_modified)
+      return fail(sc.finding.located(fmt::format("call {} of the timing's confirmation: ", call)));
+    const SeedCheck clean = clean_start_check(c);
+    if (!clean.pass)
+      return fail(clean.finding.located(fmt::format("secret inputs of call {} of the timing's confirmation, wrong there "
+                                                    "and again on a fresh worker: ", call)));
+    return fail(Reason::timed_output_wrong,
+                fmt::format("call {} of the timing's confirmation (calls back to back on fresh perturbed inputs, timed "
+                            "by kbench's own clock) gave a wrong result, while a fresh worker gets the same inputs "
+                            "right: calls were skipped, cached or deferred: {}",
+                            call, sc.finding.message));
   }
 
   const Problem& p_;

@@ -25,6 +25,15 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
     const Summary e = summarize(r.event_samples);
     j["event"] = {{"median", e.median}, {"min", e.min}, {"rel_stdev", e.rel_stdev}};
   }
+  if (r.confirmation) {
+    const ConfirmationRecord& c = *r.confirmation;
+    j["confirmation"] = {{"calls", c.calls},
+                         {"attempts", c.attempts},
+                         {"wall_seconds", c.wall_seconds},
+                         {"per_call_seconds", c.per_call_seconds},
+                         {"allowance", {{"per_call_seconds", c.allowance_per_call}, {"fixed_seconds", c.allowance_fixed}}},
+                         {"judged_call", c.judged_call}};
+  }
   if (with_samples) {
     j["samples"] = r.samples;
     j["event_samples"] = r.event_samples;

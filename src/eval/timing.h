@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,16 @@
 #include "protocol/timing_policy.h"
 
 namespace kb {
+
+// The timing's confirmation by the parent's own clock (eval/timing_confirmation.h), as it went.
+struct ConfirmationRecord {
+  size_t calls = 0;                // K
+  int attempts = 0;                // runs made (the best one is reported)
+  double wall_seconds = 0;         // W of the best run, by the parent's clock
+  double per_call_seconds = 0;     // what W shows per call once kbench's allowance is taken off
+  double allowance_per_call = 0, allowance_fixed = 0;
+  size_t judged_call = 0;          // the call whose outputs were fetched and judged
+};
 
 struct TimingRecord {
   Summary seconds;                 // of the cold samples
@@ -34,6 +45,7 @@ struct TimingRecord {
   // how many samples took the activity span (cold_sample_seconds).
   std::vector<double> event_samples;
   size_t span_samples = 0;
+  std::optional<ConfirmationRecord> confirmation;  // absent where not run (kbench's baseline)
 };
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);

@@ -68,6 +68,9 @@ class WorkerProcess {
   bool log_full() const;
   const WorkerLimits& limits() const { return limits_; }
 
+  // The process kbench started (bwrap, when isolated; the worker is then a descendant of it).
+  pid_t pid() const { return pid_; }
+
   // The last lines of the worker's log (what the solution printed), for failure messages.
   std::string log_tail(size_t max_lines = 20) const;
 

@@ -199,6 +199,41 @@ void from_json(const json& j, BenchReply& m) {
   m.weight_hashes = field<std::vector<uint64_t>>(j, msg, "weight_hashes");
 }
 
+void to_json(json& j, const ConfirmPrepareRequest& m) { j = {{"op", ConfirmPrepareRequest::kOp}, {"calls", m.calls}}; }
+void from_json(const json& j, ConfirmPrepareRequest& m) { m.calls = field<size_t>(j, "confirm-prepare request", "calls"); }
+void to_json(json& j, const ConfirmPrepareReply& m) { j = {{"calls", m.calls}}; }
+void from_json(const json& j, ConfirmPrepareReply& m) { m.calls = field<size_t>(j, "confirm-prepare reply", "calls"); }
+void to_json(json& j, const ConfirmRequest& m) { j = {{"op", ConfirmRequest::kOp}, {"secret", m.secret}}; }
+void from_json(const json& j, ConfirmRequest& m) { m.secret = field<uint64_t>(j, "confirm request", "secret"); }
+void to_json(json& j, const ConfirmReply& m) {
+  if (m.rc != 0) {
+    j = {{"rc", m.rc}, {"call", m.call}};
+    return;
+  }
+  j = {{"rc", 0}, {"output_hashes", m.output_hashes}, {"gpu_work", m.gpu_work}};
+}
+void from_json(const json& j, ConfirmReply& m) {
+  constexpr const char* msg = "confirm reply";
+  m = ConfirmReply{};
+  m.rc = field<int>(j, msg, "rc");
+  if (m.rc != 0) {
+    m.call = field_or<size_t>(j, msg, "call", 0);
+    return;
+  }
+  m.output_hashes = field<std::vector<std::vector<uint64_t>>>(j, msg, "output_hashes");
+  m.gpu_work = j.value("gpu_work", json(nullptr));
+}
+void to_json(json& j, const ConfirmFetchRequest& m) { j = {{"op", ConfirmFetchRequest::kOp}, {"call", m.call}}; }
+void from_json(const json& j, ConfirmFetchRequest& m) { m.call = field<size_t>(j, "confirm-fetch request", "call"); }
+void to_json(json& j, const ConfirmFetchReply& m) {
+  j = {{"input_hashes", m.input_hashes}, {"weight_hashes", m.weight_hashes}};
+}
+void from_json(const json& j, ConfirmFetchReply& m) {
+  constexpr const char* msg = "confirm-fetch reply";
+  m.input_hashes = field<std::vector<uint64_t>>(j, msg, "input_hashes");
+  m.weight_hashes = field<std::vector<uint64_t>>(j, msg, "weight_hashes");
+}
+
 void to_json(json& j, const TeardownRequest&) { j = {{"op", TeardownRequest::kOp}}; }
 void from_json(const json&, TeardownRequest&) {}
 void to_json(json& j, const TeardownReply& m) { j = {{"ok", m.ok}}; }

@@ -5,7 +5,9 @@
 // naming the message and the field.
 //
 // The conversation (docs/evaluation.md): the worker announces itself (ReadyReply), then the parent
-// sends SetupRequest, any number of CheckRequest / RepeatRequest / BenchRequest, and TeardownRequest,
+// sends SetupRequest, any number of CheckRequest / RepeatRequest / BenchRequest (each BenchRequest
+// followed by its timing's confirmation: ConfirmPrepareRequest, ConfirmRequest, ConfirmFetchRequest),
+// and TeardownRequest,
 // each answered by its reply, or by an ErrorReply when the worker failed. Requests carry "op"
 // (their kOp); replies are known by the request they answer. Output bytes travel in the frame's
 // payload, never in these headers.
@@ -143,6 +145,45 @@ struct BenchReply {
   }
 };
 
+// --- the timing's confirmation (eval/timing_confirmation.h): K calls the parent times by its own
+// clock, on inputs perturbed by a secret the worker gets only when the clock starts ---
+// Prepare: K copies of the last bench's input sets (copy i of set i mod S, as generated) and K
+// output sets, poisoned. Untimed; the worker does not know the perturbation secret yet.
+struct ConfirmPrepareRequest {
+  static constexpr const char* kOp = "confirm_prepare";
+  size_t calls = 0;  // K
+};
+struct ConfirmPrepareReply {
+  size_t calls = 0;  // the copies made (K)
+};
+// Run: copy i perturbed as call i of `secret` (perturbation.h), then kb_run into output set i,
+// back to back; then every output set's fingerprint (the commitment the fetch is checked against).
+struct ConfirmRequest {
+  static constexpr const char* kOp = "confirm";
+  uint64_t secret = 0;
+};
+struct ConfirmReply {
+  int rc = 0;
+  size_t call = 0;  // the failing call when rc != 0 (the other fields are then absent)
+  std::vector<std::vector<uint64_t>> output_hashes;  // per call, per output
+  nlohmann::json gpu_work;
+  static ConfirmReply failed(int rc, size_t call) {
+    ConfirmReply r;
+    r.rc = rc;
+    r.call = call;
+    return r;
+  }
+};
+// Fetch: one call's outputs (the payload), chosen by the parent after the commitment, with its
+// input copy's fingerprints and the weights'.
+struct ConfirmFetchRequest {
+  static constexpr const char* kOp = "confirm_fetch";
+  size_t call = 0;
+};
+struct ConfirmFetchReply {
+  std::vector<uint64_t> input_hashes, weight_hashes;
+};
+
 // --- teardown: kb_teardown, then the worker exits ---
 struct TeardownRequest {
   static constexpr const char* kOp = "teardown";
@@ -171,6 +212,12 @@ KB_PROTOCOL_MESSAGE(RecheckedCall)
 KB_PROTOCOL_MESSAGE(HotTiming)
 KB_PROTOCOL_MESSAGE(TailCheck)
 KB_PROTOCOL_MESSAGE(BenchReply)
+KB_PROTOCOL_MESSAGE(ConfirmPrepareRequest)
+KB_PROTOCOL_MESSAGE(ConfirmPrepareReply)
+KB_PROTOCOL_MESSAGE(ConfirmRequest)
+KB_PROTOCOL_MESSAGE(ConfirmReply)
+KB_PROTOCOL_MESSAGE(ConfirmFetchRequest)
+KB_PROTOCOL_MESSAGE(ConfirmFetchReply)
 KB_PROTOCOL_MESSAGE(TeardownRequest)
 KB_PROTOCOL_MESSAGE(TeardownReply)
 #undef KB_PROTOCOL_MESSAGE

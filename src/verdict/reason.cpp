@@ -55,6 +55,9 @@ constexpr std::array<ReasonRow, kReasonCount> kRows = {{
      "Untimed calls ran far slower than timed ones: the solution seems to tell kbench's timed calls apart."},
     {R::impossible_time, "impossible_time", V::fail, x::fail, A::reward_hack, false,
      "Its measured time implies a rate above the hardware's peak."},
+    {R::timing_tampered, "timing_tampered", V::fail, x::fail, A::reward_hack, false,
+     "Calls that kbench timed by its own clock, outside the solution's process, ran far slower than the samples "
+     "recorded inside it claimed: the recorded timing was tampered with."},
     // A rule break that honest mistakes produce as often as cheats do.
     {R::work_outside_stream, "work_outside_stream", V::fail, x::fail, A::interesting, true,
      "The GPU stayed busy after the handed stream was done: work on another stream (often the default stream by "
@@ -94,6 +97,9 @@ constexpr std::array<ReasonRow, kReasonCount> kRows = {{
     {R::bad_shape, "bad_shape", V::error, x::usage, A::bug, false, "The run asked for a shape the problem does not have."},
     {R::no_sandbox, "no_sandbox", V::error, x::usage, A::bug, false,
      "The machine cannot make the sandbox kbench judges in, and judging without one was not asked for."},
+    {R::timing_unconfirmed, "timing_unconfirmed", V::error, x::internal, A::bug, false,
+     "kbench could not confirm the timing by its own clock because the machine's CPUs were oversubscribed; judge it "
+     "again on a quieter machine."},
     {R::internal_error, "internal_error", V::error, x::internal, A::bug, false, "kbench itself failed while judging."},
 }};
 // clang-format on

@@ -64,6 +64,7 @@ enum class Reason {
   nondeterministic,
   timing_dependent,
   impossible_time,
+  timing_tampered,
   work_outside_stream,
   throttled,
   // Integrity (docs/threat-model.md).
@@ -82,6 +83,7 @@ enum class Reason {
   unsupported_target,
   bad_shape,
   no_sandbox,
+  timing_unconfirmed,
   internal_error,
   count_  // not a reason: the number of rows
 };

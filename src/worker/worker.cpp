@@ -103,6 +103,9 @@ class Worker {
     if (op == CheckRequest::kOp) return check(m.header.get<CheckRequest>()), true;
     if (op == BenchRequest::kOp) return bench(m.header.get<BenchRequest>()), true;
     if (op == RepeatRequest::kOp) return repeat(m.header.get<RepeatRequest>()), true;
+    if (op == ConfirmPrepareRequest::kOp) return confirm_prepare(m.header.get<ConfirmPrepareRequest>()), true;
+    if (op == ConfirmRequest::kOp) return confirm(m.header.get<ConfirmRequest>()), true;
+    if (op == ConfirmFetchRequest::kOp) return confirm_fetch(m.header.get<ConfirmFetchRequest>()), true;
     if (op == TeardownRequest::kOp) {
       if (state_set_) teardown_(state_);
       state_set_ = false;
@@ -170,8 +173,9 @@ class Worker {
     }
   }
 
-  void poison_outputs() {
-    for (const auto& o : outputs_) {
+  void poison_outputs() { poison(outputs_); }
+  void poison(const TensorList& outputs) {
+    for (const auto& o : outputs) {
       Poison p = poison_for(o->dtype);
       device_->fill_pattern(o->ptr, o->bytes, p.pattern, p.bytes);
     }
@@ -183,10 +187,12 @@ class Worker {
     return h;
   }
 
-  // One call of the solution on `inputs`, not timed; returns kb_run's code.
-  int call(const TensorList& inputs) {
+  // One call of the solution on `inputs` into `outputs` (kbench's one output set by default), not
+  // timed; returns kb_run's code.
+  int call(const TensorList& inputs) { return call(inputs, outputs_); }
+  int call(const TensorList& inputs, const TensorList& outputs) {
     auto in = views(inputs);
-    auto out = views(outputs_);
+    auto out = views(outputs);
     kb_call c{in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), device_->stream()};
     // Everything launched between these marks is the solution's (Device::mark_call).
     struct Mark {
@@ -467,6 +473,79 @@ class Worker {
 
     for (const auto& s : sets) r.input_hashes.push_back(hashes(s));
     r.weight_hashes = hashes(weights_);
+    timed_seeds_ = seeds;  // the sets the confirmation's copies are made of
+    reply(r, payload.data(), payload.size());
+  }
+
+  // The timing's confirmation (eval/timing_confirmation.h). Prepare: K input copies, copy i of the
+  // last bench's set i mod S as generated, and K poisoned output sets. Nothing here depends on the
+  // secret the confirmation's calls are perturbed by: the worker has not been given it yet.
+  void confirm_prepare(const ConfirmPrepareRequest& req) {
+    if (timed_seeds_.empty()) throw std::runtime_error("confirm_prepare before any bench request");
+    if (req.calls == 0) throw std::runtime_error("confirm_prepare of zero calls");
+    confirm_inputs_.clear();
+    confirm_outputs_.clear();
+    const size_t sets = timed_seeds_.size();
+    for (size_t i = 0; i < req.calls; ++i) {
+      confirm_inputs_.push_back(allocate(problem_.inputs));
+      if (i < sets) {
+        fill(confirm_inputs_.back(), problem_.inputs, timed_seeds_[i], 0);
+      } else {  // a copy of the set's first copy, cheaper than generating it again
+        for (size_t t = 0; t < problem_.inputs.size(); ++t)
+          device_->copy(confirm_inputs_.back()[t]->ptr, confirm_inputs_[i % sets][t]->ptr, confirm_inputs_[i % sets][t]->bytes);
+      }
+      confirm_outputs_.push_back(allocate(problem_.outputs));
+      poison(confirm_outputs_.back());
+    }
+    device_->synchronize();
+    WorkLedger discard;
+    collect(discard);  // kbench's own work so far; the confirmation's ledger holds its calls only
+    reply(ConfirmPrepareReply{req.calls});
+  }
+
+  // Run: call i on copy i perturbed as call i of the secret, into output set i, back to back as
+  // hot calls run; then every output set's fingerprint. The parent times this request by its own
+  // clock: the reply is the worker's commitment to K results it can only have computed after the
+  // secret arrived.
+  void confirm(const ConfirmRequest& req) {
+    if (confirm_inputs_.empty()) throw std::runtime_error("confirm before confirm_prepare");
+    for (size_t i = 0; i < confirm_inputs_.size(); ++i) {
+      perturb_set(confirm_inputs_[i], req.secret, i, /*undo=*/false);
+      const int rc = call(confirm_inputs_[i], confirm_outputs_[i]);
+      if (rc != 0) return reply(ConfirmReply::failed(rc, i));
+    }
+    device_->synchronize();
+    std::vector<std::pair<const void*, size_t>> buffers;
+    for (const auto& set : confirm_outputs_)
+      for (const auto& o : set) buffers.emplace_back(o->ptr, o->bytes);
+    const std::vector<uint64_t> flat = device_->hash_many(buffers, hash_key_);
+    ConfirmReply r;
+    const size_t per_call = problem_.outputs.size();
+    for (size_t i = 0; i < confirm_outputs_.size(); ++i)
+      r.output_hashes.emplace_back(flat.begin() + static_cast<std::ptrdiff_t>(i * per_call),
+                                   flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * per_call));
+    WorkLedger ledger;
+    collect(ledger);
+    r.gpu_work = ledger.to_json(device_->monitor_status());
+    reply(r);
+  }
+
+  // Fetch: one call's outputs, its (perturbed) inputs' fingerprints and the weights'; then the
+  // copies are freed.
+  void confirm_fetch(const ConfirmFetchRequest& req) {
+    if (req.call >= confirm_outputs_.size())
+      throw std::runtime_error("confirm_fetch of call " + std::to_string(req.call) + " of " +
+                               std::to_string(confirm_outputs_.size()));
+    device_->synchronize();
+    std::vector<std::byte> payload;
+    for (const auto& o : confirm_outputs_[req.call]) {
+      const size_t at = payload.size();
+      payload.resize(at + o->bytes);
+      device_->download(payload.data() + at, o->ptr, o->bytes);
+    }
+    ConfirmFetchReply r{hashes(confirm_inputs_[req.call]), hashes(weights_)};
+    confirm_inputs_.clear();
+    confirm_outputs_.clear();
     reply(r, payload.data(), payload.size());
   }
 
@@ -484,6 +563,8 @@ class Worker {
   uint64_t hash_key_ = 0;
   ChannelAuth auth_;
   TensorList weights_, outputs_, prev_inputs_;
+  std::vector<uint64_t> timed_seeds_;                      // the last bench's input sets
+  std::vector<TensorList> confirm_inputs_, confirm_outputs_;  // the confirmation's copies
   std::vector<DLTensor> weight_views_;
   std::vector<const char*> dim_names_;
 };

@@ -105,6 +105,7 @@ class ScriptedDevice final : public Device {
   void release(void*) override {}
   void upload(void*, const void*, size_t) override {}
   void download(void*, const void*, size_t) override {}
+  void copy(void*, const void*, size_t) override {}
   void fill_pattern(void*, size_t, uint64_t, int) override {}
   uint64_t hash(const void*, size_t, uint64_t) override { return 0; }
   void* stream() override { return nullptr; }

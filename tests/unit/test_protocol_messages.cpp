@@ -73,6 +73,9 @@ std::vector<Case> cases() {
   bench.gpu_work = kGpuWork;
   bench.input_hashes = {{1, 2}, {3, 4}};
   bench.weight_hashes = {5};
+  ConfirmReply confirm;
+  confirm.output_hashes = {{41, 42}, {43, 44}, {45, 46}};
+  confirm.gpu_work = kGpuWork;
   return {
       make("ready message", ReadyReply{false, "no kb_run", true}, {"error", "out_of_memory"}),
       make("error reply", ErrorReply{"boom", true}, {"out_of_memory"}),
@@ -84,6 +87,12 @@ std::vector<Case> cases() {
       make("repeat reply", repeat, {"gpu_work"}, {"gpu_work"}),
       make("bench request", BenchRequest{{31, 32}, odd_policy(), 33, 34, 5}),
       make("bench reply", bench, {"warmup_call_seconds", "event_samples", "span_samples", "hot", "gpu_work"}, {"gpu_work"}),
+      make("confirm-prepare request", ConfirmPrepareRequest{64}),
+      make("confirm-prepare reply", ConfirmPrepareReply{64}),
+      make("confirm request", ConfirmRequest{51}),
+      make("confirm reply", confirm, {"gpu_work"}, {"gpu_work"}),
+      make("confirm-fetch request", ConfirmFetchRequest{7}),
+      make("confirm-fetch reply", ConfirmFetchReply{{1, 2}, {3}}),
       make("teardown reply", TeardownReply{false}),
   };
 }
@@ -100,6 +109,9 @@ TEST(ProtocolMessages, RequestsCarryTheirOp) {
   EXPECT_EQ(request_op(json(CheckRequest{})), "check");
   EXPECT_EQ(request_op(json(RepeatRequest{})), "repeat");
   EXPECT_EQ(request_op(json(BenchRequest{})), "bench");
+  EXPECT_EQ(request_op(json(ConfirmPrepareRequest{})), "confirm_prepare");
+  EXPECT_EQ(request_op(json(ConfirmRequest{})), "confirm");
+  EXPECT_EQ(request_op(json(ConfirmFetchRequest{})), "confirm_fetch");
   EXPECT_EQ(request_op(json(TeardownRequest{})), "teardown");
   EXPECT_THROW(request_op(json{{"seed", 1}}), ProtocolError);
 }
@@ -182,6 +194,12 @@ TEST(ProtocolMessages, AFailedCallsReplyCarriesOnlyWhereItFailed) {
   const auto r = json(RepeatReply::failed(-1, 3)).get<RepeatReply>();
   EXPECT_EQ(r.rc, -1);
   EXPECT_EQ(r.call, 3);
+  const json confirm = ConfirmReply::failed(2, 9);
+  EXPECT_EQ(confirm, (json{{"rc", 2}, {"call", 9}}));
+  const auto c = confirm.get<ConfirmReply>();
+  EXPECT_EQ(c.rc, 2);
+  EXPECT_EQ(c.call, 9u);
+  EXPECT_TRUE(c.output_hashes.empty());
 }
 
 TEST(ProtocolMessages, AnErrorReplyIsToldFromAnOrdinaryOne) {

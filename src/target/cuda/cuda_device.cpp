@@ -94,6 +94,12 @@ void CudaDevice::download(void* dst, const void* src, size_t bytes) {
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
+void CudaDevice::copy(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  KB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
 void CudaDevice::fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) {
   if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8)
     throw std::invalid_argument(fmt::format("fill_pattern: pattern of {} bytes (expected 1, 2, 4 or 8)", pattern_bytes));
@@ -109,6 +115,25 @@ uint64_t CudaDevice::hash(const void* p, size_t bytes, uint64_t key) {
   KB_CUDA_CHECK(cudaMemcpyAsync(&sum, hash_acc(), sizeof(sum), cudaMemcpyDeviceToHost, stream_.get()));
   KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return mix64(static_cast<uint64_t>(sum) ^ mix64(bytes + key));  // as kb::buffer_hash finishes
+}
+
+std::vector<uint64_t> CudaDevice::hash_many(const std::vector<std::pair<const void*, size_t>>& buffers, uint64_t key) {
+  if (buffers.empty()) return {};
+  // One accumulator per buffer, zeroed and read back at once: the hashes queue behind each other on
+  // the stream with a single wait, instead of one per buffer (~10 us each on an H100).
+  cuda::DeviceBuffer acc(buffers.size() * sizeof(unsigned long long), "the device hashes' accumulators");
+  auto* sums = static_cast<unsigned long long*>(acc.get());
+  KB_CUDA_CHECK(cudaMemsetAsync(sums, 0, acc.bytes(), stream_.get()));
+  for (size_t i = 0; i < buffers.size(); ++i)
+    KB_CUDA_CHECK(cuda::launch_hash_sum(buffers[i].first, buffers[i].second, key, sums + i, stream_.get()));
+  std::vector<unsigned long long> host(buffers.size());
+  KB_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, acc.bytes(), cudaMemcpyDeviceToHost, stream_.get()));
+  KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  std::vector<uint64_t> h;
+  h.reserve(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    h.push_back(mix64(static_cast<uint64_t>(host[i]) ^ mix64(buffers[i].second + key)));  // as hash() finishes
+  return h;
 }
 
 void CudaDevice::perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,

@@ -29,8 +29,10 @@ class CudaDevice final : public Device {
   void release(void* p) override;
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
+  void copy(void* dst, const void* src, size_t bytes) override;
   void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) override;
   uint64_t hash(const void* p, size_t bytes, uint64_t key) override;
+  std::vector<uint64_t> hash_many(const std::vector<std::pair<const void*, size_t>>& buffers, uint64_t key) override;
   bool generate(void* dst, int dtype, int64_t numel, const InitSpec& init, uint64_t seed, uint32_t stream) override;
   void perturb(void* data, int64_t rows, int64_t row_len, int elem_bytes, uint64_t key, uint32_t stream,
                bool undo) override;

@@ -35,6 +35,7 @@ class HostDevice final : public Device {
   void release(void* p) override { std::free(p); }
   void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
 
   void fill_pattern(void* dst, size_t bytes, uint64_t pattern, int pattern_bytes) override {
     auto* p = static_cast<unsigned char*>(dst);

@@ -1,0 +1,25 @@
+// How long a process tree's threads waited for a CPU: the kernel's scheduler statistics
+// (/proc/<pid>/task/<tid>/schedstat, second field: time spent runnable on a run queue, in ns;
+// Documentation/scheduler/sched-stats.rst). Kept by the kernel, read from the parent: nothing in
+// the worker can lower it. The timing's confirmation (eval/timing_confirmation.h) uses it to tell a
+// loaded machine from tampered timing.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+
+namespace kb {
+
+// Every thread of `root` and of its descendants (found through each process's parent in
+// /proc/<pid>/stat: the worker runs under bwrap, in a session of its own), with its run delay
+// so far in ns. Empty where /proc or schedstat cannot be read.
+using RunDelays = std::map<pid_t, uint64_t>;
+RunDelays thread_run_delays(pid_t root);
+
+// The largest growth of one thread's run delay between two snapshots, in seconds (threads in
+// both only).
+double max_run_delay_growth(const RunDelays& before, const RunDelays& after);
+
+}  // namespace kb

@@ -1,0 +1,95 @@
+// The timing's confirmation: a bound on the scored time that nothing inside the worker can fake.
+//
+// The cold samples are measured inside the worker, in the solution's address space: a solution
+// that reaches kbench's memory can rewrite them (docs/threat-model.md). Two things stay out of its
+// reach: the outputs the parent judges, and the parent's own clock. So after the samples, the
+// parent asks for K more calls and times them itself:
+//
+//   1. prepare (untimed): the worker makes K copies of the timed input sets and K poisoned output
+//      sets;
+//   2. run (timed by the parent, send to reply = W): the request carries a fresh secret; the worker
+//      perturbs copy i as call i of that secret (protocol/perturbation.h), calls kb_run into output
+//      set i, back to back, then replies with every output set's fingerprint. No call can have
+//      started before the secret arrived, so the reply commits the worker to K results computed
+//      inside W;
+//   3. fetch: the parent draws one call j after the reply and asks for its outputs. They must match
+//      the committed fingerprint and be right for copy j's perturbed inputs (the parent rebuilds
+//      them), so a worker that skipped or faked m of the K calls is caught with probability m/K.
+//
+// W then bounds the true time per call, up to kbench's own work in the interval (perturbing,
+// fingerprinting, one wait, the channel), which the allowances below cover from trusted figures
+// (the ceilings cache, never the worker's word). The claimed median fails as `timing_tampered` when
+//
+//   (W - fixed) / K - per_call  >  kConfirmationSlack x median.
+//
+// kConfirmationSlack = 2 covers what honestly separates back-to-back calls from cold ones (caches,
+// clocks, a loaded host); a solution can therefore still understate its time by up to 2x, not 10x.
+// The check takes the best of up to kConfirmationAttempts runs, since a loaded machine only ever
+// makes W longer. A failing run is evidence of tampering only when, with the time the worker's
+// busiest thread spent waiting for a CPU during W forgiven (eval/run_delay.h, the kernel's
+// statistics read by the parent), its calls still took more than kConfirmationSlack x the claim on
+// a quiet machine (that thread waited at most kQuietWaitFraction of W), or more than
+// kLoadedEvidenceSlack x on a loaded one: a loaded host also slows the calls that do run (shared
+// caches and memory bandwidth, which no scheduler statistic shows; an honest single-threaded
+// softmax on a 2-core machine at load 6 showed 2.9x). When no failing run is evidence, kbench
+// says it could not judge (`timing_unconfirmed`, an error), never `fail`. A solution that loads
+// the CPUs itself to get there earns an error, not a score.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kb {
+
+inline constexpr double kConfirmationSlack = 2.0;
+inline constexpr int kConfirmationAttempts = 5;
+inline constexpr double kQuietWaitFraction = 0.1;
+inline constexpr double kLoadedEvidenceSlack = 8.0;
+// K: enough calls to fill kConfirmationSeconds at the claimed median, within [kMinCalls,
+// kMaxCalls], and at most kConfirmationBytes of copies (inputs and outputs) but never fewer than
+// kMinCallsLarge (moe_swiglu's largest shape has 1 GB of inputs and outputs per call).
+inline constexpr double kConfirmationSeconds = 0.02;
+inline constexpr size_t kConfirmationMinCalls = 4;
+inline constexpr size_t kConfirmationMinCallsLarge = 2;
+inline constexpr size_t kConfirmationMaxCalls = 1024;
+inline constexpr uint64_t kConfirmationBytes = 1ull << 30;
+
+// K for a claimed median and the bytes of one call's inputs and outputs.
+size_t confirmation_calls(double claimed_median_seconds, uint64_t call_bytes);
+
+// kbench's own work inside W, from trusted figures.
+struct ConfirmationAllowance {
+  double per_call = 0;  // seconds per call: the perturbation and the call's launch
+  double fixed = 0;     // seconds per run: the channel, one wait, the fingerprints
+};
+
+// launch_floor from the ceilings cache (nullopt when not measured); memory_peak in bytes/s (the
+// ceilings'); the bytes of one call's outputs.
+//   per_call = kPerCallSeconds + 3 x floor
+//     (the perturbation's launch, the call's and the fingerprint's, each no shorter than the floor;
+//     a perturbation swaps a few elements per row, its work is in kPerCallSeconds)
+//   fixed = kFixedSeconds + K x output_bytes / (memory_peak / 4)
+//     (the fingerprints read every output set once; a quarter of the peak is a generous rate for
+//     a hash that reads memory once, which the host's single thread does at about that)
+// kPerCallSeconds: 10 us of host work around each launch (an H100's launch costs 2-5 us on the
+// CPU, NVIDIA's CUDA C++ Best Practices Guide, "Kernel launch overhead"); kFixedSeconds: 2 ms for a
+// request's round trip through two pipes and one device wait.
+inline constexpr double kPerCallSeconds = 10e-6;
+inline constexpr double kFixedSeconds = 2e-3;
+ConfirmationAllowance confirmation_allowance(std::optional<double> launch_floor, double memory_peak,
+                                             uint64_t output_bytes, size_t calls);
+
+// The per-call time a run of `calls` calls in `wall` seconds shows once the allowance is taken off
+// (never below zero).
+double confirmed_seconds_per_call(double wall, size_t calls, const ConfirmationAllowance& a);
+
+// Whether a confirmed per-call time upholds the claimed median.
+bool upholds(double claimed_median, double confirmed_per_call);
+
+// Whether a failing run is evidence of tampering: `unloaded_per_call` is its per-call time with the
+// worker's wait for a CPU taken off W, `waited_fraction` that wait over W.
+bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction);
+
+}  // namespace kb

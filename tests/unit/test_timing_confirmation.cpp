@@ -1,0 +1,105 @@
+// The timing's confirmation arithmetic (eval/timing_confirmation.h) and the run-delay reader it
+// relies on to tell load from tampering (eval/run_delay.h). The confirmation end to end, with the
+// exploit it catches and the honest solutions it must pass, is the host corpus's
+// (softmax/exploit-host-rewrite-samples).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "eval/run_delay.h"
+#include "eval/timing_confirmation.h"
+
+namespace kb {
+namespace {
+
+TEST(TimingConfirmation, CallsFillTheIntervalWithinTheirBounds) {
+  // 20 ms at 1 ms a call: 20 calls.
+  EXPECT_EQ(confirmation_calls(1e-3, 1024), 20u);
+  // A 5 us kernel: 4000 wanted, 1024 at most.
+  EXPECT_EQ(confirmation_calls(5e-6, 1024), kConfirmationMaxCalls);
+  // A 30 ms call: still 4.
+  EXPECT_EQ(confirmation_calls(30e-3, 1024), kConfirmationMinCalls);
+  // 1 GiB of copies at most: 64 MiB a call leaves 16 of the 1024 wanted.
+  EXPECT_EQ(confirmation_calls(5e-6, 64ull << 20), 16u);
+  // moe_swiglu's largest shape, about 1 GB a call: never fewer than 2.
+  EXPECT_EQ(confirmation_calls(30e-3, 1000ull << 20), kConfirmationMinCallsLarge);
+  // A claimed time of zero does not divide by zero.
+  EXPECT_EQ(confirmation_calls(0, 1024), kConfirmationMaxCalls);
+}
+
+TEST(TimingConfirmation, TheAllowanceComesFromTheFloorAndTheMemoryPeak) {
+  // An H100-like device: floor 2.5 us, 3.35 TB/s; 512 KiB of outputs a call, 1024 calls.
+  const ConfirmationAllowance a = confirmation_allowance(2.5e-6, 3.35e12, 512 << 10, 1024);
+  EXPECT_DOUBLE_EQ(a.per_call, kPerCallSeconds + 3 * 2.5e-6);
+  EXPECT_DOUBLE_EQ(a.fixed, kFixedSeconds + 1024.0 * (512 << 10) / (3.35e12 / 4));
+  // Without a measured floor or peak, the constants alone.
+  const ConfirmationAllowance b = confirmation_allowance(std::nullopt, 0, 512 << 10, 1024);
+  EXPECT_DOUBLE_EQ(b.per_call, kPerCallSeconds);
+  EXPECT_DOUBLE_EQ(b.fixed, kFixedSeconds);
+}
+
+TEST(TimingConfirmation, AnHonestMedianIsUpheldAndATenfoldClaimIsNot) {
+  const ConfirmationAllowance a{10e-6, 2e-3};
+  // A 1 ms kernel, 20 calls: honest back-to-back calls take about the median each.
+  const double honest = confirmed_seconds_per_call(2e-3 + 20 * (1e-3 + 10e-6), 20, a);
+  EXPECT_NEAR(honest, 1e-3, 1e-12);
+  EXPECT_TRUE(upholds(1e-3, honest));
+  // Twice slower than claimed is still within the slack (caches, clocks, a loaded host)...
+  EXPECT_TRUE(upholds(1e-3, 2e-3));
+  // ...a claim ten times faster than the calls ran is not.
+  EXPECT_FALSE(upholds(1e-4, honest));
+  EXPECT_FALSE(upholds(1e-3, 2.001e-3));
+  // kbench's own work never counts against the solution: a run within the allowance shows 0.
+  EXPECT_EQ(confirmed_seconds_per_call(1e-3, 20, a), 0.0);
+  EXPECT_EQ(confirmed_seconds_per_call(1.0, 0, a), 0.0);
+}
+
+TEST(TimingConfirmation, LoadIsForgivenButNotWithoutLimit) {
+  // 3 ms a call against a 1 ms claim: evidence on a quiet machine, not on a loaded one...
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, 0.0));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, kQuietWaitFraction));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, 3e-3, 0.5));
+  // ...where only more than kLoadedEvidenceSlack times the claim is.
+  EXPECT_FALSE(is_tampering_evidence(1e-3, kLoadedEvidenceSlack * 1e-3, 0.5));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
+  // Within the slack is never evidence.
+  EXPECT_FALSE(is_tampering_evidence(1e-3, 2e-3, 0.0));
+}
+
+TEST(RunDelay, ReadsThisProcesssThreadsAndTheirGrowth) {
+  const RunDelays now = thread_run_delays(getpid());
+  if (now.empty()) GTEST_SKIP() << "/proc/<pid>/task/*/schedstat is not readable here";
+  EXPECT_TRUE(now.count(getpid())) << "the main thread's own entry";
+  // A second thread shows up in a later snapshot, and a snapshot never shrinks a delay.
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  const RunDelays later = thread_run_delays(getpid());
+  stop = true;
+  spinner.join();
+  EXPECT_GT(later.size(), now.size());
+  EXPECT_GE(max_run_delay_growth(now, later), 0.0);
+  for (const auto& [tid, ns] : now)
+    if (later.count(tid)) EXPECT_GE(later.at(tid), ns);
+}
+
+TEST(RunDelay, GrowthIsTheLargestPerThreadIncrease) {
+  const RunDelays before{{1, 100}, {2, 5'000'000}, {3, 7}};
+  const RunDelays after{{1, 2'000'100}, {2, 5'500'000}, {4, 9'000'000'000}};
+  // Thread 1 waited 2 ms more, thread 2 0.5 ms; thread 4 is new and thread 3 gone: not counted.
+  EXPECT_DOUBLE_EQ(max_run_delay_growth(before, after), 2e-3);
+  EXPECT_EQ(max_run_delay_growth(after, before), 0.0);
+}
+
+TEST(RunDelay, AProcessThatDoesNotExistHasNoThreads) {
+  EXPECT_TRUE(thread_run_delays(-1).empty());
+  EXPECT_TRUE(thread_run_delays(0).empty());
+}
+
+}  // namespace
+}  // namespace kb
