@@ -164,3 +164,74 @@ TEST_P(DeckV3Matmul, ToleranceAcceptsFp32ChainsAndRejectsTf32AndBf16Operands) {
 INSTANTIATE_TEST_SUITE_P(Deck, DeckV3Matmul, testing::Values("l1_square_matmul", "l1_matmul", "l1_irregular_matmul", "l1_bmm"));
 
 }  // namespace
+
+// l1_gemv: C (M, 1) = A (M, K) B (K, 1), its own tolerance (atol 1e-2: problems/l1_gemv/CALIBRATION.md).
+namespace {
+
+TEST(DeckV3Gemv, CostMatchesAHandCount) {
+  const kb::Problem p = load("l1_gemv");
+  EXPECT_EQ(p.level, 1);
+  for (size_t i = 0; i < p.shapes.size(); ++i) {
+    const auto v = p.variables(p.shapes[i]);
+    const double m = v.at("M"), k = v.at("K");
+    EXPECT_EQ(p.flops.eval(v), 2 * m * k) << p.shape_label(i);           // M dot products of K multiply-adds
+    EXPECT_EQ(p.bytes.eval(v), 4 * (m * k + k + m)) << p.shape_label(i);  // A, B, C once, fp32
+    EXPECT_LE(k, 131072) << "beyond v3's K the honest fp32 chain nears the tolerance";
+  }
+}
+
+TEST(DeckV3Gemv, OracleMatchesANaiveLoopAndHonoursRows) {
+  const kb::Problem p = load("l1_gemv");
+  kb::ShapeCase s;
+  s.dims = {5, 9};  // M, K
+  const auto in = kb::generate_inputs(p, s, 4);
+  const auto all = run_oracle(p, s, in, {});
+  for (int64_t i = 0; i < 5; ++i) {
+    double want = 0;
+    for (int64_t k = 0; k < 9; ++k) want += in[0].get(i * 9 + k) * in[1].get(k);
+    EXPECT_NEAR(all[0][static_cast<size_t>(i)], want, 1e-12 * (1 + std::fabs(want))) << i;
+  }
+  const auto some = run_oracle(p, s, in, {3});
+  for (int64_t i = 0; i < 5; ++i) {
+    if (i == 3) EXPECT_EQ(some[0][3], all[0][3]);
+    else EXPECT_TRUE(std::isnan(some[0][static_cast<size_t>(i)])) << i;
+  }
+}
+
+// At v3's K = 131072, 16 rows through the real judge: one fp32 chain per row (the least accurate
+// honest order) passes within half the bound; 256 strided chains on TF32 or bf16 operands fail.
+TEST(DeckV3Gemv, ToleranceAcceptsAnFp32ChainAndRejectsTf32AndBf16Operands) {
+  const kb::Problem p = load("l1_gemv");
+  kb::ShapeCase s;
+  s.dims = {16, 131072};
+  const auto in = kb::generate_inputs(p, s, 1);
+  const auto expected = run_oracle(p, s, in, {});
+  const std::vector<int64_t> all_rows;
+  const auto* a = static_cast<const float*>(in[0].data());
+  const auto* b = static_cast<const float*>(in[1].data());
+  auto judged = [&](bool chain, Operands how) {
+    kb::HostTensor c("C", kb::DType::f32, {16, 1});
+    for (int64_t r = 0; r < 16; ++r) {
+      float lane[256] = {};
+      for (int64_t k = 0; k < 131072; ++k) {
+        float& acc = lane[chain ? 0 : k % 256];
+        acc = std::fmaf(narrowed(a[r * 131072 + k], how), narrowed(b[k], how), acc);
+      }
+      for (int w = 128; w > 0; w /= 2)
+        for (int i = 0; i < w; ++i) lane[i] += lane[i + w];
+      c.set(r, lane[0]);
+    }
+    return kb::judge_output(p.outputs.at(0), c, expected[0], all_rows);
+  };
+  const auto fp32 = judged(true, Operands::fp32);
+  EXPECT_TRUE(fp32.pass) << fp32.message;
+  EXPECT_LT(fp32.worst.at(0).excess, 0.5);
+  const auto tf32 = judged(false, Operands::tf32);
+  EXPECT_FALSE(tf32.pass);
+  EXPECT_EQ(tf32.failure, kb::Reason::mismatch);
+  const auto bf16 = judged(false, Operands::bf16);
+  EXPECT_FALSE(bf16.pass);
+  EXPECT_GT(bf16.worst.at(0).excess, tf32.worst.at(0).excess);
+}
+
+}  // namespace
