@@ -1,5 +1,5 @@
 // Tolerance calibration of KernelBench v3's fp32 matrix products (CALIBRATION.md): l1_square_matmul,
-// l1_matmul, l1_irregular_matmul and l1_bmm share one tolerance, so one
+// l1_matmul, l1_irregular_matmul, l1_bmm and l1_tall_skinny_matmul share one tolerance, so one
 // program measures every shape of all of them. Not part of the build (CMake compiles only
 // reference.cpp and reference.cu).
 //
@@ -40,7 +40,7 @@ struct Case {
   int64_t batch, m, n, k;
 };
 
-// Every shape of the four problems' problem.toml, v3's first, and one probe beyond them: K = 8205,
+// Every shape of the five problems' problem.toml, v3's first, and one probe beyond them: K = 8205,
 // where the honest chain comes too close to the bound for a shape of the deck (CALIBRATION.md).
 const Case kCases[] = {
     {"l1_square_matmul", 1, 2048, 2048, 2048}, {"l1_square_matmul", 1, 4096, 4096, 4096},
@@ -49,7 +49,8 @@ const Case kCases[] = {
     {"l1_irregular_matmul", 1, 8205, 5921, 2949}, {"l1_irregular_matmul", 1, 4099, 1029, 2039},
     {"l1_irregular_matmul", 1, 129, 8209, 2951}, {"l1_bmm", 128, 128, 512, 256},
     {"l1_bmm", 7, 1000, 1001, 999},            {"l1_bmm", 1024, 16, 64, 48},
-    {"probe: K beyond the deck", 1, 5921, 2949, 8205},
+    {"l1_tall_skinny_matmul", 1, 16384, 16384, 16}, {"l1_tall_skinny_matmul", 1, 4099, 8191, 16},
+    {"l1_tall_skinny_matmul", 1, 8192, 8192, 13}, {"probe: K beyond the deck", 1, 5921, 2949, 8205},
 };
 
 __global__ void draw_normal(float* out, int64_t n, uint64_t seed, uint32_t stream) {
