@@ -1,6 +1,7 @@
 // An honest fp32 GEMM on the CUDA cores, shared by the deck's solutions of KernelBench v3's matrix
-// products (l1_square_matmul, l1_matmul, l1_irregular_matmul, l1_bmm): C[b] = A[b] B[b] for a batch
-// of row-major matrices, A[b] (M, K), B[b] (K, N), C[b] (M, N), any sizes, any leading dimensions.
+// products (l1_square_matmul, l1_matmul, l1_irregular_matmul, l1_bmm, l1_tall_skinny_matmul):
+// C[b] = A[b] B[b] for a batch of row-major matrices, A[b] (M, K), B[b] (K, N), C[b] (M, N), any
+// sizes, any leading dimensions.
 //
 // Every output element is one fp32 FMA chain over k in ascending order (no split-K, no tensor
 // cores, no operand narrowed to TF32 or bf16): the arithmetic the problems' fp32 tolerance is
@@ -13,8 +14,8 @@
 // Global loads are scalar and bounds-checked, so odd sizes and unaligned rows (N = 5921, K = 2949)
 // need no special path: tiles that run past M, N or K read zeros, which add nothing, and the stores
 // are masked. That costs some speed against a kernel that assumes multiples of 128 and 16-byte rows,
-// which is exactly the assumption the exploit of l1_square_matmul makes and the deck's odd shapes
-// break.
+// which is exactly the assumption l1_matmul's exploit-cuda-whole-tiles makes and the deck's odd
+// shapes break.
 #pragma once
 
 #include <cuda_runtime.h>
