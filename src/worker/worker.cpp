@@ -24,6 +24,7 @@
 #include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/poison.h"
+#include "protocol/poison_scan.h"
 #include "protocol/recheck_reservoir.h"
 #include "target/target.h"
 #include "worker/sampling.h"
@@ -242,12 +243,7 @@ class Worker {
     size_t off = 0;
     for (const auto& o : outputs_) {
       const Poison p = poison_for(o->dtype);
-      if (info(o->dtype).is_float && p.bytes >= 2)
-        for (size_t i = off; i + p.bytes <= off + o->bytes; i += p.bytes) {
-          uint64_t v = 0;
-          std::memcpy(&v, outs.data() + i, p.bytes);
-          if (v == p.pattern) return true;
-        }
+      if (info(o->dtype).is_float && p.bytes >= 2 && holds_poison_element(outs.data() + off, o->bytes, p)) return true;
       off += o->bytes;
     }
     return false;
@@ -301,7 +297,11 @@ class Worker {
   // repeats that differ, or one that fails).
   void repeat(const RepeatRequest& req) {
     fresh_inputs(req.seed);
+    // Reserved once: grown call by call, moe_swiglu's 4 x 0.8 GB would be copied again at each doubling.
     std::vector<std::byte> payload;
+    size_t call_bytes = 0;
+    for (const auto& o : outputs_) call_bytes += o->bytes;
+    payload.reserve(call_bytes * static_cast<size_t>(std::max(req.calls, 0)));
     RepeatReply r;
     for (int i = 0; i < req.calls; ++i) {
       const CheckedCall c = checked_call();
