@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <future>
 #include <optional>
 #include <random>
 #include <map>
@@ -217,14 +218,32 @@ class ShapeRun {
     target_ = &target;
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
-    try {
-      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
-      hash_key_ = fresh_secret();
-      weights_seed_ = fresh_secret();
-      const int rc = timed(r_.seconds.setup, [&] {
+    hash_key_ = fresh_secret();
+    weights_seed_ = fresh_secret();
+    if (o_.check) check_seeds_ = check_seed_order();
+    // The parent's copy of the weights, and then the first checked seed's case, are made on a
+    // thread of their own while the worker starts and runs kb_setup (which makes its own copy of
+    // the weights from weights_seed_ alone): on moe_swiglu's largest shape each side takes seconds.
+    // Declared before the worker, so that on every way out the worker is gone before this waits.
+    std::promise<void> weights_made;
+    std::future<void> weights_ready = weights_made.get_future();
+    std::future<Case> first_case = std::async(std::launch::async, [this, &weights_made] {
+      try {
         weights_ = generate_weights(p_, shape_, weights_seed_);
         for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
-        return setup(w);
+      } catch (...) {
+        weights_made.set_exception(std::current_exception());
+        throw;
+      }
+      weights_made.set_value();
+      return check_seeds_.empty() ? Case{} : make_case(p_, shape_, weights_, check_seeds_.front().first, hash_key_, target_);
+    });
+    try {
+      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
+      const int rc = timed(r_.seconds.setup, [&] {
+        const int setup_rc = setup(w);
+        weights_ready.get();
+        return setup_rc;
       });
       if (rc != 0 && setup_enomem_ && caps_.memory_bytes > 0)
         return fail(Reason::out_of_memory,
@@ -232,7 +251,7 @@ class ShapeRun {
                                 "of {} (--memory-limit raises it)",
                                 rc, byte_size_text(caps_.memory_bytes)));
       if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
-      if (o_.check && !check(w)) return false;
+      if (o_.check && !check(w, std::move(first_case))) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
       w.finish(timeout_);
       // A solution that ignores SIGXFSZ runs on with its writes refused: the full log still fails it.
@@ -267,12 +286,6 @@ class ShapeRun {
     const auto reply = m.header.get<SetupReply>();
     setup_enomem_ = reply.enomem;
     return reply.rc;
-  }
-
-  // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
-  Case new_case(uint64_t seed, std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
-    return timed(r_.seconds.expected,
-                 [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_, perturbed); });
   }
 
   // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
@@ -324,17 +337,34 @@ class ShapeRun {
     if (o_.progress) o_.progress(fmt::format("  shape {} ({}): {}", r_.index, r_.label, s));
   }
 
-  bool check(WorkerProcess& w) {
+  // The checked seeds, (seed, secret), public and secret in a secret order: no call index tells
+  // the solution which input is the published one, or that the judged calls are over.
+  std::vector<std::pair<uint64_t, bool>> check_seed_order() const {
     std::vector<std::pair<uint64_t, bool>> seeds;
     for (uint64_t s : o_.seeds.empty() ? p_.check_seeds : o_.seeds) seeds.emplace_back(s, false);
     if (o_.secret)
       for (int i = 0; i < p_.secret_seeds; ++i) seeds.emplace_back(fresh_secret(), true);
-    // Public and secret seeds in a secret order: no call index tells the solution which input is
-    // the published one, or that the judged calls are over.
     std::shuffle(seeds.begin(), seeds.end(), std::mt19937_64(fresh_secret()));
+    return seeds;
+  }
+
+  // The checked calls of check_seeds_, in order. Each seed's case (inputs, fingerprints, expected
+  // outputs: the parent's work alone) is made on a thread of its own while the worker runs and the
+  // parent judges the seed before it, so that the worker's calls and the parent's references
+  // overlap; `first` is the first seed's, begun during setup. Nothing overlaps the timing (bench),
+  // which starts only after every case here is done. Expected-output time counts only the waits
+  // for a case that was not ready yet.
+  bool check(WorkerProcess& w, std::future<Case> first) {
+    const auto& seeds = check_seeds_;
+    std::future<Case> pending = std::move(first);
     std::optional<Case> first_case;
-    for (auto [seed, secret] : seeds) {
-      Case c = new_case(seed);
+    for (size_t k = 0; k < seeds.size(); ++k) {
+      const auto [seed, secret] = seeds[k];
+      Case c = timed(r_.seconds.expected, [&] { return pending.get(); });
+      if (k + 1 < seeds.size())
+        pending = std::async(std::launch::async, [this, next = seeds[k + 1].first] {
+          return make_case(p_, shape_, weights_, next, hash_key_, target_);
+        });
       SeedCheck sc;
       sc.secret = secret;
       const CheckReply reply = checked_call(w, c, sc);
@@ -459,12 +489,22 @@ class ShapeRun {
       return fail(Reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
                                           "come from kbench's worker code");
     size_t off = 0;
-    for (const auto& rc : rechecked) {
+    // Each re-checked call's case is made while the one before is judged (as in check()).
+    auto recheck_case = [&](size_t k) {
+      std::optional<std::pair<uint64_t, uint64_t>> perturbed;
+      if (pol.perturb) perturbed = std::make_pair(perturb_secret, rechecked[k].iteration);
+      return std::async(std::launch::async, [this, seed = seeds.at(rechecked[k].set), perturbed] {
+        return make_case(p_, shape_, weights_, seed, hash_key_, target_, perturbed);
+      });
+    };
+    std::future<Case> pending;
+    if (!rechecked.empty()) pending = recheck_case(0);
+    for (size_t k = 0; k < rechecked.size(); ++k) {
+      const RecheckedCall& rc = rechecked[k];
       const uint64_t it = rc.iteration;
       const size_t set = rc.set;
-      std::optional<std::pair<uint64_t, uint64_t>> perturbed;
-      if (pol.perturb) perturbed = std::make_pair(perturb_secret, it);
-      const Case c = new_case(seeds.at(set), perturbed);
+      const Case c = timed(r_.seconds.expected, [&] { return pending.get(); });
+      if (k + 1 < rechecked.size()) pending = recheck_case(k + 1);
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
       judge(c, 0, rc.input_hashes, reply.weight_hashes, outs, rc.settled, true, sc);
@@ -567,6 +607,7 @@ class ShapeRun {
   const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
   uint64_t weights_seed_ = 0;
+  std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;
 };
