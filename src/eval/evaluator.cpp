@@ -91,15 +91,27 @@ Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostT
   return c;
 }
 
-// Splits a payload of concatenated outputs, starting at `offset`, into host tensors.
-std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape, const std::vector<std::byte>& payload,
+// Splits a payload of concatenated outputs, starting at `offset`, into host tensors. The bytes are
+// copied without being zeroed first, and a payload that is exactly the one output of a problem
+// with one is moved into it: a checked call of moe_swiglu's largest shape returns 0.8 GB.
+std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape, std::vector<std::byte>& payload,
                                        size_t& offset) {
-  auto outs = allocate_outputs(p, shape);
-  for (auto& o : outs) {
-    if (offset + o.bytes.size() > payload.size())
+  std::vector<HostTensor> outs;
+  for (const auto& t : p.outputs) {
+    HostTensor o;
+    o.name = t.name;
+    o.dtype = t.dtype;
+    o.shape = p.tensor_shape(t, shape);
+    const size_t n = static_cast<size_t>(numel_of(o.shape)) * element_bytes(o.dtype);
+    if (offset + n > payload.size())
       throw std::runtime_error("the worker returned fewer output bytes than the outputs hold");
-    std::memcpy(o.data(), payload.data() + offset, o.bytes.size());
-    offset += o.bytes.size();
+    if (p.outputs.size() == 1 && offset == 0 && n == payload.size())
+      o.bytes = std::move(payload);
+    else
+      o.bytes.assign(payload.begin() + static_cast<std::ptrdiff_t>(offset),
+                     payload.begin() + static_cast<std::ptrdiff_t>(offset + n));
+    offset += n;
+    outs.push_back(std::move(o));
   }
   return outs;
 }
