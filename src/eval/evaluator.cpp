@@ -77,18 +77,24 @@ struct Case {
   std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
 };
 
-Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
-               uint64_t hash_key, const Target* target,
-               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
+// The case of `seed` from its inputs as generated (generate_inputs(p, shape, seed)).
+Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
+                    std::vector<HostTensor> inputs, uint64_t hash_key, const Target* target,
+                    std::optional<std::pair<uint64_t, uint64_t>> perturbed) {
   Case c;
   c.seed = seed;
   c.perturbed = perturbed;
-  auto inputs = generate_inputs(p, shape, seed);
   if (perturbed) perturb_host_inputs(p, inputs, perturbed->first, perturbed->second);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
   c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
   if (uses_comparator(p)) c.inputs = std::move(inputs);
   return c;
+}
+
+Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
+               uint64_t hash_key, const Target* target,
+               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
+  return make_case_from(p, shape, weights, seed, generate_inputs(p, shape, seed), hash_key, target, perturbed);
 }
 
 // Splits a payload of concatenated outputs, starting at `offset`, into host tensors. The bytes are
@@ -233,6 +239,9 @@ class ShapeRun {
     hash_key_ = fresh_secret();
     weights_seed_ = fresh_secret();
     if (o_.check) check_seeds_ = check_seed_order();
+    // The input sets the timed calls rotate over, each of a fresh secret seed (docs/evaluation.md).
+    if (o_.bench)
+      for (int i = 0; i < std::max(1, o_.timing.input_sets); ++i) bench_seeds_.push_back(fresh_secret());
     // The parent's copy of the weights, and then the first checked seed's case, are made on a
     // thread of their own while the worker starts and runs kb_setup (which makes its own copy of
     // the weights from weights_seed_ alone): on moe_swiglu's largest shape each side takes seconds.
@@ -349,6 +358,15 @@ class ShapeRun {
     if (o_.progress) o_.progress(fmt::format("  shape {} ({}): {}", r_.index, r_.label, s));
   }
 
+  // Generates the inputs of the timing's input sets (bench_seeds_) on a thread of its own.
+  void start_bench_inputs() {
+    bench_inputs_ = std::async(std::launch::async, [this] {
+      std::vector<std::vector<HostTensor>> sets;
+      for (uint64_t seed : bench_seeds_) sets.push_back(generate_inputs(p_, shape_, seed));
+      return sets;
+    });
+  }
+
   // The checked seeds, (seed, secret), public and secret in a secret order: no call index tells
   // the solution which input is the published one, or that the judged calls are over.
   std::vector<std::pair<uint64_t, bool>> check_seed_order() const {
@@ -428,6 +446,8 @@ class ShapeRun {
   // call (a race that fails now and then gets that many more chances to show), and where the
   // problem demands bitwise determinism every repeat must equal the first bit for bit.
   bool repeat(WorkerProcess& w, const Case& c) {
+    // The parent waits on the repeated calls with nothing to do: the timing's input sets are made now.
+    if (o_.bench) start_bench_inputs();
     Message m = timed(r_.seconds.worker, [&] {
       return w.request(RepeatRequest{c.seed, o_.repeat_calls}, limits_.calls(o_.repeat_calls));
     });
@@ -475,10 +495,14 @@ class ShapeRun {
 
   bool bench(WorkerProcess& w, const Target& target, const Ceilings& ceil) {
     const TimingPolicy& pol = o_.timing;
-    // The input sets the timed calls rotate over, each of a fresh secret seed, and the secrets that
-    // perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
-    std::vector<uint64_t> seeds;
-    for (int i = 0; i < std::max(1, pol.input_sets); ++i) seeds.push_back(fresh_secret());
+    // The input sets the timed calls rotate over (bench_seeds_, drawn before setup), and the secrets
+    // that perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
+    const std::vector<uint64_t>& seeds = bench_seeds_;
+    // The sets' inputs as generated, which every re-checked call's case starts from (a copy,
+    // perturbed as its call was): made while the worker repeated calls where it did, and finished
+    // before the timing starts, so that no work of the parent's runs beside it.
+    if (!bench_inputs_.valid()) start_bench_inputs();
+    const std::vector<std::vector<HostTensor>> base = timed(r_.seconds.expected, [&] { return bench_inputs_.get(); });
     const uint64_t perturb_secret = fresh_secret();
     const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
@@ -505,8 +529,9 @@ class ShapeRun {
     auto recheck_case = [&](size_t k) {
       std::optional<std::pair<uint64_t, uint64_t>> perturbed;
       if (pol.perturb) perturbed = std::make_pair(perturb_secret, rechecked[k].iteration);
-      return std::async(std::launch::async, [this, seed = seeds.at(rechecked[k].set), perturbed] {
-        return make_case(p_, shape_, weights_, seed, hash_key_, target_, perturbed);
+      const size_t set = rechecked[k].set;
+      return std::async(std::launch::async, [this, &base, seed = seeds.at(set), set, perturbed] {
+        return make_case_from(p_, shape_, weights_, seed, base.at(set), hash_key_, target_, perturbed);
       });
     };
     std::future<Case> pending;
@@ -620,6 +645,8 @@ class ShapeRun {
   uint64_t hash_key_ = 0;
   uint64_t weights_seed_ = 0;
   std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked
+  std::vector<uint64_t> bench_seeds_;                    // the timing's input sets
+  std::future<std::vector<std::vector<HostTensor>>> bench_inputs_;  // their inputs, as generated
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;
 };
