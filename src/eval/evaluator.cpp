@@ -646,9 +646,11 @@ class ShapeRun {
   uint64_t weights_seed_ = 0;
   std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked
   std::vector<uint64_t> bench_seeds_;                    // the timing's input sets
-  std::future<std::vector<std::vector<HostTensor>>> bench_inputs_;  // their inputs, as generated
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;
+  // The timing's input sets, as generated (start_bench_inputs). Last, so that it is destroyed first,
+  // waiting for its thread while everything that thread reads is still there.
+  std::future<std::vector<std::vector<HostTensor>>> bench_inputs_;
 };
 
 void summarize_scores(EvalResult& r) {
