@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <future>
 #include <optional>
 #include <random>
 #include <map>
@@ -78,13 +79,13 @@ struct Case {
   std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
 };
 
-Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
-               uint64_t hash_key, const Target* target,
-               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
+// The case of `seed` from its inputs as generated (generate_inputs(p, shape, seed)).
+Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
+                    std::vector<HostTensor> inputs, uint64_t hash_key, const Target* target,
+                    std::optional<std::pair<uint64_t, uint64_t>> perturbed) {
   Case c;
   c.seed = seed;
   c.perturbed = perturbed;
-  auto inputs = generate_inputs(p, shape, seed);
   if (perturbed) perturb_host_inputs(p, inputs, perturbed->first, perturbed->second);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
   c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
@@ -92,15 +93,33 @@ Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostT
   return c;
 }
 
-// Splits a payload of concatenated outputs, starting at `offset`, into host tensors.
-std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape, const std::vector<std::byte>& payload,
+Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
+               uint64_t hash_key, const Target* target,
+               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
+  return make_case_from(p, shape, weights, seed, generate_inputs(p, shape, seed), hash_key, target, perturbed);
+}
+
+// Splits a payload of concatenated outputs, starting at `offset`, into host tensors. The bytes are
+// copied without being zeroed first, and a payload that is exactly the one output of a problem
+// with one is moved into it: a checked call of moe_swiglu's largest shape returns 0.8 GB.
+std::vector<HostTensor> unpack_outputs(const Problem& p, const ShapeCase& shape, std::vector<std::byte>& payload,
                                        size_t& offset) {
-  auto outs = allocate_outputs(p, shape);
-  for (auto& o : outs) {
-    if (offset + o.bytes.size() > payload.size())
+  std::vector<HostTensor> outs;
+  for (const auto& t : p.outputs) {
+    HostTensor o;
+    o.name = t.name;
+    o.dtype = t.dtype;
+    o.shape = p.tensor_shape(t, shape);
+    const size_t n = static_cast<size_t>(numel_of(o.shape)) * element_bytes(o.dtype);
+    if (offset + n > payload.size())
       throw std::runtime_error("the worker returned fewer output bytes than the outputs hold");
-    std::memcpy(o.data(), payload.data() + offset, o.bytes.size());
-    offset += o.bytes.size();
+    if (p.outputs.size() == 1 && offset == 0 && n == payload.size())
+      o.bytes = std::move(payload);
+    else
+      o.bytes.assign(payload.begin() + static_cast<std::ptrdiff_t>(offset),
+                     payload.begin() + static_cast<std::ptrdiff_t>(offset + n));
+    offset += n;
+    outs.push_back(std::move(o));
   }
   return outs;
 }
@@ -219,14 +238,35 @@ class ShapeRun {
     target_ = &target;
     const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
     fs::remove(log);
-    try {
-      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
-      hash_key_ = fresh_secret();
-      weights_seed_ = fresh_secret();
-      const int rc = timed(r_.seconds.setup, [&] {
+    hash_key_ = fresh_secret();
+    weights_seed_ = fresh_secret();
+    if (o_.check) check_seeds_ = check_seed_order();
+    // The input sets the timed calls rotate over, each of a fresh secret seed (docs/evaluation.md).
+    if (o_.bench)
+      for (int i = 0; i < std::max(1, o_.timing.input_sets); ++i) bench_seeds_.push_back(fresh_secret());
+    // The parent's copy of the weights, and then the first checked seed's case, are made on a
+    // thread of their own while the worker starts and runs kb_setup (which makes its own copy of
+    // the weights from weights_seed_ alone): on moe_swiglu's largest shape each side takes seconds.
+    // Declared before the worker, so that on every way out the worker is gone before this waits.
+    std::promise<void> weights_made;
+    std::future<void> weights_ready = weights_made.get_future();
+    std::future<Case> first_case = std::async(std::launch::async, [this, &weights_made] {
+      try {
         weights_ = generate_weights(p_, shape_, weights_seed_);
         for (const auto& t : weights_) weight_hashes_.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key_));
-        return setup(w);
+      } catch (...) {
+        weights_made.set_exception(std::current_exception());
+        throw;
+      }
+      weights_made.set_value();
+      return check_seeds_.empty() ? Case{} : make_case(p_, shape_, weights_, check_seeds_.front().first, hash_key_, target_);
+    });
+    try {
+      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
+      const int rc = timed(r_.seconds.setup, [&] {
+        const int setup_rc = setup(w);
+        weights_ready.get();
+        return setup_rc;
       });
       if (rc != 0 && setup_enomem_ && caps_.memory_bytes > 0)
         return fail(Reason::out_of_memory,
@@ -234,7 +274,7 @@ class ShapeRun {
                                 "of {} (--memory-limit raises it)",
                                 rc, byte_size_text(caps_.memory_bytes)));
       if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
-      if (o_.check && !check(w)) return false;
+      if (o_.check && !check(w, std::move(first_case))) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
       w.finish(timeout_);
       // A solution that ignores SIGXFSZ runs on with its writes refused: the full log still fails it.
@@ -269,12 +309,6 @@ class ShapeRun {
     const auto reply = m.header.get<SetupReply>();
     setup_enomem_ = reply.enomem;
     return reply.rc;
-  }
-
-  // A case of `seed` (inputs, fingerprints, expected outputs), its making counted as expected-output time.
-  Case new_case(uint64_t seed, std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
-    return timed(r_.seconds.expected,
-                 [&] { return make_case(p_, shape_, weights_, seed, hash_key_, target_, perturbed); });
   }
 
   // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
@@ -326,17 +360,43 @@ class ShapeRun {
     if (o_.progress) o_.progress(fmt::format("  shape {} ({}): {}", r_.index, r_.label, s));
   }
 
-  bool check(WorkerProcess& w) {
+  // Generates the inputs of the timing's input sets (bench_seeds_) on a thread of its own.
+  void start_bench_inputs() {
+    bench_inputs_ = std::async(std::launch::async, [this] {
+      std::vector<std::vector<HostTensor>> sets;
+      for (uint64_t seed : bench_seeds_) sets.push_back(generate_inputs(p_, shape_, seed));
+      return sets;
+    });
+  }
+
+  // The checked seeds, (seed, secret), public and secret in a secret order: no call index tells
+  // the solution which input is the published one, or that the judged calls are over.
+  std::vector<std::pair<uint64_t, bool>> check_seed_order() const {
     std::vector<std::pair<uint64_t, bool>> seeds;
     for (uint64_t s : o_.seeds.empty() ? p_.check_seeds : o_.seeds) seeds.emplace_back(s, false);
     if (o_.secret)
       for (int i = 0; i < p_.secret_seeds; ++i) seeds.emplace_back(fresh_secret(), true);
-    // Public and secret seeds in a secret order: no call index tells the solution which input is
-    // the published one, or that the judged calls are over.
     std::shuffle(seeds.begin(), seeds.end(), std::mt19937_64(fresh_secret()));
+    return seeds;
+  }
+
+  // The checked calls of check_seeds_, in order. Each seed's case (inputs, fingerprints, expected
+  // outputs: the parent's work alone) is made on a thread of its own while the worker runs and the
+  // parent judges the seed before it, so that the worker's calls and the parent's references
+  // overlap; `first` is the first seed's, begun during setup. Nothing overlaps the timing (bench),
+  // which starts only after every case here is done. Expected-output time counts only the waits
+  // for a case that was not ready yet.
+  bool check(WorkerProcess& w, std::future<Case> first) {
+    const auto& seeds = check_seeds_;
+    std::future<Case> pending = std::move(first);
     std::optional<Case> first_case;
-    for (auto [seed, secret] : seeds) {
-      Case c = new_case(seed);
+    for (size_t k = 0; k < seeds.size(); ++k) {
+      const auto [seed, secret] = seeds[k];
+      Case c = timed(r_.seconds.expected, [&] { return pending.get(); });
+      if (k + 1 < seeds.size())
+        pending = std::async(std::launch::async, [this, next = seeds[k + 1].first] {
+          return make_case(p_, shape_, weights_, next, hash_key_, target_);
+        });
       SeedCheck sc;
       sc.secret = secret;
       const CheckReply reply = checked_call(w, c, sc);
@@ -388,6 +448,8 @@ class ShapeRun {
   // call (a race that fails now and then gets that many more chances to show), and where the
   // problem demands bitwise determinism every repeat must equal the first bit for bit.
   bool repeat(WorkerProcess& w, const Case& c) {
+    // The parent waits on the repeated calls with nothing to do: the timing's input sets are made now.
+    if (o_.bench) start_bench_inputs();
     Message m = timed(r_.seconds.worker, [&] {
       return w.request(RepeatRequest{c.seed, o_.repeat_calls}, limits_.calls(o_.repeat_calls));
     });
@@ -435,10 +497,14 @@ class ShapeRun {
 
   bool bench(WorkerProcess& w, const Target& target, const Ceilings& ceil) {
     const TimingPolicy& pol = o_.timing;
-    // The input sets the timed calls rotate over, each of a fresh secret seed, and the secrets that
-    // perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
-    std::vector<uint64_t> seeds;
-    for (int i = 0; i < std::max(1, pol.input_sets); ++i) seeds.push_back(fresh_secret());
+    // The input sets the timed calls rotate over (bench_seeds_, drawn before setup), and the secrets
+    // that perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
+    const std::vector<uint64_t>& seeds = bench_seeds_;
+    // The sets' inputs as generated, which every re-checked call's case starts from (a copy,
+    // perturbed as its call was): made while the worker repeated calls where it did, and finished
+    // before the timing starts, so that no work of the parent's runs beside it.
+    if (!bench_inputs_.valid()) start_bench_inputs();
+    const std::vector<std::vector<HostTensor>> base = timed(r_.seconds.expected, [&] { return bench_inputs_.get(); });
     const uint64_t perturb_secret = fresh_secret();
     const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
@@ -461,12 +527,23 @@ class ShapeRun {
       return fail(Reason::channel_forged, "the timing reply does not re-check the calls kbench chose: it did not "
                                           "come from kbench's worker code");
     size_t off = 0;
-    for (const auto& rc : rechecked) {
+    // Each re-checked call's case is made while the one before is judged (as in check()).
+    auto recheck_case = [&](size_t k) {
+      std::optional<std::pair<uint64_t, uint64_t>> perturbed;
+      if (pol.perturb) perturbed = std::make_pair(perturb_secret, rechecked[k].iteration);
+      const size_t set = rechecked[k].set;
+      return std::async(std::launch::async, [this, &base, seed = seeds.at(set), set, perturbed] {
+        return make_case_from(p_, shape_, weights_, seed, base.at(set), hash_key_, target_, perturbed);
+      });
+    };
+    std::future<Case> pending;
+    if (!rechecked.empty()) pending = recheck_case(0);
+    for (size_t k = 0; k < rechecked.size(); ++k) {
+      const RecheckedCall& rc = rechecked[k];
       const uint64_t it = rc.iteration;
       const size_t set = rc.set;
-      std::optional<std::pair<uint64_t, uint64_t>> perturbed;
-      if (pol.perturb) perturbed = std::make_pair(perturb_secret, it);
-      const Case c = new_case(seeds.at(set), perturbed);
+      const Case c = timed(r_.seconds.expected, [&] { return pending.get(); });
+      if (k + 1 < rechecked.size()) pending = recheck_case(k + 1);
       auto outs = unpack_outputs(p_, shape_, m.payload, off);
       SeedCheck sc;
       judge(c, 0, rc.input_hashes, reply.weight_hashes, outs, rc.settled, true, sc);
@@ -688,8 +765,13 @@ class ShapeRun {
   const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
   uint64_t weights_seed_ = 0;
+  std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked
+  std::vector<uint64_t> bench_seeds_;                    // the timing's input sets
   std::vector<HostTensor> weights_;
   std::vector<uint64_t> weight_hashes_;
+  // The timing's input sets, as generated (start_bench_inputs). Last, so that it is destroyed first,
+  // waiting for its thread while everything that thread reads is still there.
+  std::future<std::vector<std::vector<HostTensor>>> bench_inputs_;
 };
 
 void summarize_scores(EvalResult& r) {

@@ -24,6 +24,7 @@
 #include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/poison.h"
+#include "protocol/poison_scan.h"
 #include "protocol/recheck_reservoir.h"
 #include "target/target.h"
 #include "worker/sampling.h"
@@ -211,15 +212,20 @@ class Worker {
     return std::move(*work);
   }
 
-  std::vector<std::byte> download_outputs() {
+  // Every output, concatenated, into `buf` (resized to hold them; every byte overwritten).
+  void download_outputs_into(std::vector<std::byte>& buf) {
     size_t total = 0;
     for (const auto& o : outputs_) total += o->bytes;
-    std::vector<std::byte> buf(total);
+    buf.resize(total);
     size_t off = 0;
     for (const auto& o : outputs_) {
       device_->download(buf.data() + off, o->ptr, o->bytes);
       off += o->bytes;
     }
+  }
+  std::vector<std::byte> download_outputs() {
+    std::vector<std::byte> buf;
+    download_outputs_into(buf);
     return buf;
   }
 
@@ -229,7 +235,10 @@ class Worker {
     const double delay = std::clamp(4 * call_seconds, 0.01, 0.2);
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     device_->synchronize();
-    if (download_outputs() != first) return false;
+    // The second look goes into one buffer kept from call to call: a fresh one per call cost the
+    // zeroing and page faults of a whole output (0.8 GB on moe_swiglu's largest shape) each time.
+    download_outputs_into(second_look_);
+    if (second_look_ != first) return false;
     // Outputs left unfinished get a second, longer look: on a loaded machine a thread of the
     // solution's may not have been scheduled within the first delay, and its late writes are then
     // named for what they are (output_changed_after_return) rather than as unwritten elements.
@@ -237,7 +246,8 @@ class Worker {
     if (!holds_nan_poison(first)) return true;
     std::this_thread::sleep_for(std::chrono::seconds(1));
     device_->synchronize();
-    return download_outputs() == first;
+    download_outputs_into(second_look_);
+    return second_look_ == first;
   }
 
   // Whether a float output of `outs` (laid out as download_outputs() returns them) still holds
@@ -248,12 +258,7 @@ class Worker {
     size_t off = 0;
     for (const auto& o : outputs_) {
       const Poison p = poison_for(o->dtype);
-      if (info(o->dtype).is_float && p.bytes >= 2)
-        for (size_t i = off; i + p.bytes <= off + o->bytes; i += p.bytes) {
-          uint64_t v = 0;
-          std::memcpy(&v, outs.data() + i, p.bytes);
-          if (v == p.pattern) return true;
-        }
+      if (info(o->dtype).is_float && p.bytes >= 2 && holds_poison_element(outs.data() + off, o->bytes, p)) return true;
       off += o->bytes;
     }
     return false;
@@ -307,7 +312,11 @@ class Worker {
   // repeats that differ, or one that fails).
   void repeat(const RepeatRequest& req) {
     fresh_inputs(req.seed);
+    // Reserved once: grown call by call, moe_swiglu's 4 x 0.8 GB would be copied again at each doubling.
     std::vector<std::byte> payload;
+    size_t call_bytes = 0;
+    for (const auto& o : outputs_) call_bytes += o->bytes;
+    payload.reserve(call_bytes * static_cast<size_t>(std::max(req.calls, 0)));
     RepeatReply r;
     for (int i = 0; i < req.calls; ++i) {
       const CheckedCall c = checked_call();
@@ -421,7 +430,9 @@ class Worker {
     for (size_t s = 0; s < sets.size(); ++s)
       if (perturbed[s]) perturb_set(sets[s], perturb_secret, *perturbed[s], /*undo=*/true);
     device_->synchronize();
-    // One payload of the kept outputs, each freed once copied (moe_swiglu's outputs are GBs).
+    // One payload of the kept outputs, each freed once copied (moe_swiglu's outputs are GBs), and
+    // the second-look buffer with them: no more checked calls follow in this request.
+    std::vector<std::byte>().swap(second_look_);
     std::vector<std::byte> payload;
     size_t total = 0;
     for (const auto& o : kept_outputs) total += o.size();
@@ -565,6 +576,7 @@ class Worker {
   TensorList weights_, outputs_, prev_inputs_;
   std::vector<uint64_t> timed_seeds_;                      // the last bench's input sets
   std::vector<TensorList> confirm_inputs_, confirm_outputs_;  // the confirmation's copies
+  std::vector<std::byte> second_look_;  // outputs_settled's second download
   std::vector<DLTensor> weight_views_;
   std::vector<const char*> dim_names_;
 };

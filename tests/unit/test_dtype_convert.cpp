@@ -219,5 +219,45 @@ TEST(DTypeConvert, UlpAtIsTheGapToTheNextValueForEveryNarrowFloat) {
   }
 }
 
+// ulp_at as its comment defines it, with frexp and ldexp throughout (what it computed before it
+// read exponent bits for speed).
+double ulp_by_definition(double x, int man_bits, int emin, int emax) {
+  if (std::isnan(x)) return x;
+  int binade = emax;
+  if (std::isfinite(x) && x != 0) {
+    int e = 0;
+    std::frexp(x, &e);
+    binade = std::min(std::max(e - 1, emin), emax);
+  } else if (x == 0) {
+    binade = emin;
+  }
+  return std::ldexp(1.0, binade - man_bits);
+}
+
+TEST(DTypeConvert, UlpAtEqualsFrexpAndLdexpEverywhere) {
+  struct Float {
+    DType t;
+    int man_bits, emin, emax;
+  };
+  const Float floats[] = {{DType::f64, 52, -1022, 1023}, {DType::f32, 23, -126, 127}, {DType::f16, 10, -14, 15},
+                          {DType::bf16, 7, -126, 127},   {DType::e4m3, 3, -6, 8},     {DType::e5m2, 2, -14, 15}};
+  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::min(), std::numeric_limits<double>::max()};
+  // Powers of two and their neighbours over double's whole range, subnormals included, both signs.
+  for (int k = -1074; k <= 1023; ++k) {
+    const double p = std::ldexp(1.0, k);
+    for (double x : {p, std::nextafter(p, 0.0), std::nextafter(p, INFINITY), 1.7 * p})
+      if (std::isfinite(x)) xs.insert(xs.end(), {x, -x});
+  }
+  for (const Float& f : floats) {
+    EXPECT_EQ(ulp_at(f.t, 1.0), ulp_by_definition(1.0, f.man_bits, f.emin, f.emax)) << name(f.t);
+    for (double x : xs) {
+      const double want = ulp_by_definition(x, f.man_bits, f.emin, f.emax);
+      ASSERT_EQ(ulp_at(f.t, x), want) << name(f.t) << " at " << x;
+    }
+    EXPECT_TRUE(std::isnan(ulp_at(f.t, NAN))) << name(f.t);
+  }
+}
+
 }  // namespace
 }  // namespace kb

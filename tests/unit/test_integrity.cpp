@@ -1,7 +1,11 @@
 // The host-side integrity checks (docs/threat-model.md): HMAC-tagged channel frames, the static
 // scan, the exported-symbol rule.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -48,6 +52,68 @@ TEST(Channel, AReplayedGenuineFrameIsRefused) {
   receive_message(p.r, std::chrono::seconds(5), &recv);
   send_message(p.w, {{"rc", 0}}, nullptr, 0, &replay);  // sequence 0 again
   EXPECT_THROW(receive_message(p.r, std::chrono::seconds(5), &recv), ChannelForged);
+}
+
+// The raw bytes of one frame as send_message writes it, read from the pipe by hand.
+std::vector<unsigned char> raw_frame(int fd) {
+  std::vector<unsigned char> frame;
+  auto take = [&](size_t n) {
+    const size_t at = frame.size();
+    frame.resize(at + n);
+    for (size_t got = 0; got < n;) {
+      const ssize_t r = read(fd, frame.data() + at + got, n - got);
+      if (r <= 0) throw std::runtime_error("short frame");
+      got += static_cast<size_t>(r);
+    }
+    return frame.data() + at;
+  };
+  uint32_t hn = 0;
+  std::memcpy(&hn, take(sizeof hn), sizeof hn);
+  take(hn);
+  uint64_t pn = 0;
+  std::memcpy(&pn, take(sizeof pn), sizeof pn);
+  take(static_cast<size_t>(pn) + 32);
+  return frame;
+}
+
+// A payload of several of the pieces the channel writes, reads and MACs in turn (4 MiB each, the
+// last one partial): its tag is HMAC-SHA256 over sequence || the whole frame, as one call of
+// OpenSSL's HMAC computes it, and a byte changed in its last piece is refused.
+TEST(Channel, APayloadOfManyPiecesCarriesTheOneShotTagAndAChangedByteIsRefused) {
+  ChannelAuth send{random_channel_key(), 0, true}, recv = send;
+  std::vector<std::byte> payload((size_t{9} << 20) + 123);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>((i * 131) >> 3);
+  Pipe a;
+  std::vector<unsigned char> frame;
+  std::thread reader([&] { frame = raw_frame(a.r); });
+  send_message(a.w, {{"rc", 0}}, payload.data(), payload.size(), &send);
+  reader.join();
+  ASSERT_EQ(frame.size(), 4 + std::string(R"({"rc":0})").size() + 8 + payload.size() + 32);
+  std::vector<unsigned char> mac_input(8, 0);  // sequence number 0, little-endian
+  mac_input.insert(mac_input.end(), frame.begin(), frame.end() - 32);
+  unsigned char want[32];
+  unsigned int len = 0;
+  ASSERT_NE(HMAC(EVP_sha256(), send.key.data(), static_cast<int>(send.key.size()), mac_input.data(), mac_input.size(),
+                 want, &len),
+            nullptr);
+  ASSERT_EQ(len, 32u);
+  EXPECT_EQ(std::memcmp(want, frame.data() + frame.size() - 32, 32), 0);
+
+  // The frame as sent verifies and carries the payload; with one payload byte changed it does not.
+  auto deliver = [&](const std::vector<unsigned char>& f, ChannelAuth& auth) {
+    Pipe b;
+    std::thread writer([&] { (void)!write(b.w, f.data(), f.size()); });
+    struct Join {
+      std::thread& t;
+      ~Join() { t.join(); }
+    } join{writer};
+    return receive_message(b.r, std::chrono::seconds(30), &auth);
+  };
+  ChannelAuth recv_tampered = recv;
+  EXPECT_EQ(deliver(frame, recv).payload, payload);
+  std::vector<unsigned char> tampered = frame;
+  tampered[tampered.size() - 32 - 5] ^= 1;
+  EXPECT_THROW(deliver(tampered, recv_tampered), ChannelForged);
 }
 
 TEST(Channel, KeyHexRoundTrip) {
