@@ -5,8 +5,9 @@
 //    kbench leaves the loading mode to the user; making a page executable after the filter is
 //    killed (write_xor_execute_probe.cpp);
 //  - the same through `kbench eval`: the honest cuda softmax passes with W^X recorded on in
-//    result.json, the CUDA twins of the host's W^X exploits fail as sandbox_violation, and
-//    `--allow-exec-memory`, the escape hatch, lets the JIT exploit pass and is recorded.
+//    result.json, and the CUDA twins of the host's W^X exploits fail as sandbox_violation
+//    (`--allow-exec-memory`, the escape hatch, is tested on both targets in
+//    tests/integration/eval_sandbox_test.cpp).
 // Every cuda solution of the deck runs under the rule in the cuda corpus (label gpu) as well.
 // Skipped (reported skipped by ctest) without a GPU.
 #include <gtest/gtest.h>
@@ -68,15 +69,13 @@ TEST(WriteXorExecuteProbeExploit, MakingAPageExecutableAfterSetupIsKilled) {
 }
 
 // `kbench eval` of a softmax solution on the cuda target; its result.json.
-nlohmann::json evaluate(const std::string& solution, const std::string& loading, const std::string& name,
-                        const std::vector<std::string>& extra = {}) {
+nlohmann::json evaluate(const std::string& solution, const std::string& loading, const std::string& name) {
   const fs::path out = fs::temp_directory_path() / ("kbench-wx-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(out);
   std::vector<std::string> argv = {KBENCH_BINARY, "eval", "softmax",
                                    std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/" + solution,
                                    "--target", "cuda", "--json", "--out", out.string(), "--no-baseline",
                                    "--max-time", "0.2", "--min-samples", "5", "--warmup", "0.02"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
   const auto env = environment_with_loading(loading);
   const kb::CommandResult r = kb::run_command(argv, std::chrono::minutes(5), {}, &env);
   std::ifstream in(out / "result.json");
@@ -109,16 +108,6 @@ TEST_F(WriteXorExecuteEval, ExecutableMemoryAfterSetupFailsAsSandboxViolation) {
     ASSERT_TRUE(j.is_object()) << exploit;
     EXPECT_EQ(j.value("failure", ""), "sandbox_violation") << exploit << ": " << j.value("message", "");
   }
-}
-
-// The escape hatch is an option that result.json records, never a silent default: with it the JIT
-// exploit's honest outputs pass, and the result says the rule was off.
-TEST_F(WriteXorExecuteEval, AllowExecMemoryTurnsTheRuleOffAndSaysSo) {
-  const auto j = evaluate("exploit-cuda-jit-toggle", "", "allowed", {"--allow-exec-memory"});
-  ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.value("verdict", ""), "pass") << j.value("message", "");
-  EXPECT_TRUE(j["sandbox"].value("seccomp", false));
-  EXPECT_FALSE(j["sandbox"].value("write_xor_execute", true));
 }
 
 }  // namespace
