@@ -34,6 +34,7 @@ struct EvalCommand {
   std::vector<uint64_t> seeds;
   bool no_secret = false;
   bool no_sandbox = false;
+  bool allow_exec_memory = false;
   bool in_agent_sandbox = false;
   bool samples = false;
   bool force = false;
@@ -96,6 +97,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   o.seeds = c.seeds;
   o.secret = !c.no_secret;
   o.sandbox = !c.no_sandbox;
+  o.write_xor_execute = !c.allow_exec_memory;
   o.isolate = !c.no_sandbox;
   if (o.isolate && c.in_agent_sandbox) {
     // The agent's own ./kbench check, inside the agent's sandbox: where a sandbox cannot be made
@@ -181,6 +183,10 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-sandbox", c->no_sandbox,
                   "Build and run the solution without its sandbox and the worker's system-call filter (result.json "
                   "records it)");
+  cmd->add_flag("--allow-exec-memory", c->allow_exec_memory,
+                "Let the solution make memory executable after kb_setup: the worker's W^X rule off, the rest of its "
+                "system-call filter on (a vendor library that loads code at its first call; result.json records "
+                "sandbox.write_xor_execute = false)");
   cmd->add_flag("--in-agent-sandbox", c->in_agent_sandbox,
                 "Set by an agent workspace's ./kbench: inside the agent's sandbox, judge without the evaluation sandbox "
                 "where it cannot be nested");

@@ -51,6 +51,7 @@ json options_material(const EvalOptions& o) {
           {"all_shapes", o.all_shapes},
           {"integrity", o.integrity},
           {"sandbox", o.sandbox},
+          {"write_xor_execute", o.write_xor_execute},
           {"isolate", o.isolate},
           {"repeat_calls", o.repeat_calls}};
 }

@@ -47,6 +47,9 @@ struct EvalOptions {
   bool refresh_baseline = false;
   bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
   bool sandbox = true;                  // the worker's system-call filter after kb_setup
+  // With sandbox, the filter's W^X rule: no mapping becomes executable after kb_setup. Off only on
+  // request (`--allow-exec-memory`) or for kbench's own baseline; result.json records it.
+  bool write_xor_execute = true;
   // The namespace sandbox (bubblewrap) around the build and the worker: no network, no
   // environment, no view of kbench's files (eval/worker_sandbox.h, target/build_sandbox.h).
   // When false, `no_isolation_reason` is recorded in result.json.

@@ -245,6 +245,9 @@ EvalResult eval_result_from_json(const json& j) {
   r.sandbox.version = sandbox.value("version", "");
   r.sandbox.reason = sandbox.value("reason", "");
   r.sandbox.seccomp = get<bool>(sandbox, "seccomp");
+  // Results written before the field existed: W^X was on wherever the filter was, on the host
+  // target only.
+  r.sandbox.write_xor_execute = sandbox.value("write_xor_execute", r.sandbox.seccomp && r.target == "host");
   const json& build = j.at("build");
   r.build = BuildRecord{get<bool>(build, "ok"), get<bool>(build, "cached"), get<double>(build, "seconds"),
                         get<std::string>(build, "command"), get<std::string>(build, "library"),
@@ -291,8 +294,10 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"verdict", verdict_name(r.verdict())},
       {"failure", reason_name(r.finding.reason)},
       {"message", r.finding.message},
-      {"sandbox", r.sandbox.enabled ? json{{"kind", "bwrap"}, {"version", r.sandbox.version}, {"seccomp", r.sandbox.seccomp}}
-                                    : json{{"kind", "none"}, {"reason", r.sandbox.reason}, {"seccomp", r.sandbox.seccomp}}},
+      {"sandbox", r.sandbox.enabled ? json{{"kind", "bwrap"}, {"version", r.sandbox.version}, {"seccomp", r.sandbox.seccomp},
+                                           {"write_xor_execute", r.sandbox.write_xor_execute}}
+                                    : json{{"kind", "none"}, {"reason", r.sandbox.reason}, {"seccomp", r.sandbox.seccomp},
+                                           {"write_xor_execute", r.sandbox.write_xor_execute}}},
       {"build", {{"ok", r.build.ok}, {"cached", r.build.cached}, {"seconds", r.build.seconds},
                  {"command", r.build.command}, {"library", r.build.library},
                  {"log_excerpt", r.build.log_excerpt}}},

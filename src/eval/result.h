@@ -69,6 +69,7 @@ struct SandboxRecord {
   std::string version;  // "bubblewrap 0.8.0"
   std::string reason;   // why there was none
   bool seccomp = true;  // the worker's system-call filter
+  bool write_xor_execute = true;  // its W^X rule (EvalOptions::write_xor_execute)
 };
 
 struct EvalResult {

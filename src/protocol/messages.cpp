@@ -36,7 +36,8 @@ void from_json(const json& j, ErrorReply& m) {
 
 void to_json(json& j, const SetupRequest& m) {
   j = {{"op", SetupRequest::kOp}, {"weights_seed", m.weights_seed}, {"hash_key", m.hash_key},
-       {"channel_key", m.channel_key}, {"sandbox", m.sandbox}};
+       {"channel_key", m.channel_key}, {"sandbox", m.sandbox},
+       {"write_xor_execute", m.write_xor_execute}};
 }
 void from_json(const json& j, SetupRequest& m) {
   constexpr const char* msg = "setup request";
@@ -44,6 +45,7 @@ void from_json(const json& j, SetupRequest& m) {
   m.hash_key = field<uint64_t>(j, msg, "hash_key");
   m.channel_key = field<std::string>(j, msg, "channel_key");
   m.sandbox = field<bool>(j, msg, "sandbox");
+  m.write_xor_execute = field<bool>(j, msg, "write_xor_execute");
 }
 void to_json(json& j, const SetupReply& m) { j = {{"rc", m.rc}, {"enomem", m.enomem}}; }
 void from_json(const json& j, SetupReply& m) {

@@ -52,6 +52,8 @@ struct SetupRequest {
   uint64_t hash_key = 0;
   std::string channel_key;  // hex (channel.h): every reply from here on carries its HMAC
   bool sandbox = true;      // install the system-call filter after kb_setup
+  // With sandbox: the filter's W^X rule too (no mapping becomes executable after kb_setup).
+  bool write_xor_execute = true;
 };
 struct SetupReply {
   int rc = 0;  // kb_setup's

@@ -18,8 +18,9 @@ namespace kb {
 //    mmap/mprotect/pkey_mprotect asking for PROT_EXEC are refused, writable and executable at once
 //    or in turn (a page made writable to patch code, then executable again; generated machine
 //    code). The libraries are loaded and relocated by then, and with full RELRO (-z relro -z now,
-//    target/compile.h) their tables are read-only before the first call. Host target only until
-//    a GPU run shows that the CUDA driver never maps executable memory after initialisation.
+//    target/compile.h) their tables are read-only before the first call. Both targets: the CUDA
+//    driver maps nothing executable after initialisation, a kernel's first launch under lazy
+//    module loading included (its code goes to device memory; tests/gpu/test_cuda_write_xor_execute.cpp).
 // Throws std::runtime_error when the kernel refuses the filter.
 void install_worker_sandbox(bool forbid_new_executable_memory);
 

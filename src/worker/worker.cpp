@@ -74,7 +74,7 @@ class Worker {
  public:
   Worker(const WorkerArgs& a)
       : problem_(load_problem(a.problem_dir)), shape_(problem_.shapes.at(a.shape)),
-        target_(make_target(a.target)), device_(target_->open_device()), host_target_(a.target == "host") {
+        target_(make_target(a.target)), device_(target_->open_device()) {
     lib_ = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) throw std::runtime_error(std::string("cannot load the solution library: ") + dlerror());
     setup_ = reinterpret_cast<decltype(setup_)>(dlsym(lib_, "kb_setup"));
@@ -136,8 +136,10 @@ class Worker {
     device_->synchronize();
     state_set_ = rc == 0;
     // From here on the solution runs under the system-call filter (sandbox.h): after kb_setup and
-    // the runtime's initialisation, before the first kb_run.
-    if (req.sandbox) install_worker_sandbox(/*forbid_new_executable_memory=*/host_target_);
+    // the runtime's initialisation, before the first kb_run. W^X on both targets: the CUDA driver
+    // maps nothing executable after initialisation, lazily loaded modules included
+    // (tests/gpu/test_cuda_write_xor_execute.cpp).
+    if (req.sandbox) install_worker_sandbox(/*forbid_new_executable_memory=*/req.write_xor_execute);
     reply(SetupReply{rc, enomem});
   }
 
@@ -570,7 +572,6 @@ class Worker {
   void (*teardown_)(void*) = nullptr;
   void* state_ = nullptr;
   bool state_set_ = false;
-  bool host_target_ = false;
   uint64_t hash_key_ = 0;
   ChannelAuth auth_;
   TensorList weights_, outputs_, prev_inputs_;

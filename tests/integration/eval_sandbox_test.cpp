@@ -364,4 +364,24 @@ TEST_F(EvalSandbox, NoSandboxRefusesUnlessToldAndIsRecorded) {
   EXPECT_NE(r["sandbox"]["reason"].get<std::string>().find("--no-sandbox"), std::string::npos);
 }
 
+// W^X (docs/threat-model.md, guarantee 7) is on by default on both targets, and its escape hatch is
+// an option that result.json records, never a silent default: the deck's JIT exploit of the target
+// (machine code written into a page, then made executable; its outputs are honest) fails as
+// sandbox_violation with the rule on, and passes with --allow-exec-memory, recorded off.
+TEST_F(EvalSandbox, WriteXorExecuteIsOnUnlessAllowedAndIsRecorded) {
+  const fs::path jit = kSource / "problems/softmax/solutions" / ("exploit-" + kTarget + "-jit-toggle");
+  for (const bool allowed : {false, true}) {
+    const fs::path out = root_ / (allowed ? "allowed" : "default");
+    std::vector<std::string> args = {"eval", "softmax", jit.string(), "--no-baseline", "--max-time", "0.2",
+                                     "--min-samples", "5", "--warmup", "0.02", "--out", out.string()};
+    if (allowed) args.push_back("--allow-exec-memory");
+    EXPECT_EQ(run(args), allowed ? 0 : 1) << output();
+    const json r = json::parse(kbtest::slurp(out / "result.json"));
+    EXPECT_EQ(r["verdict"], allowed ? "pass" : "fail") << r["message"];
+    if (!allowed) EXPECT_EQ(r["failure"], "sandbox_violation") << r["message"];
+    EXPECT_EQ(r["sandbox"]["seccomp"], true);
+    EXPECT_EQ(r["sandbox"]["write_xor_execute"], !allowed);
+  }
+}
+
 }  // namespace

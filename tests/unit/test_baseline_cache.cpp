@@ -65,6 +65,7 @@ EvalResult sample_baseline() {
   r.build = BuildRecord{true, true, 0.25, "nvcc -O3 solution.cu", "/cache/build/abc/libsolution.so", ""};
   r.sandbox.enabled = true;
   r.sandbox.version = "bubblewrap 0.8.0";
+  r.sandbox.write_xor_execute = false;  // as a baseline runs (evaluator.cpp, baseline_options)
   SassReport sass;
   sass.available = true;
   sass.tool = "/usr/local/cuda/bin/cuobjdump";
@@ -203,6 +204,28 @@ TEST(EvalResultJson, AFailureReasonComesBack) {
   EXPECT_EQ(json_text(to_json(back)), json_text(to_json(r)));
 }
 
+// The W^X record (docs/threat-model.md, guarantee 7) comes back as written, and a result written
+// before the field existed reads what held then: W^X on wherever the filter was, on the host target
+// only.
+TEST(EvalResultJson, TheWriteXorExecuteRecordComesBack) {
+  EvalResult r = sample_baseline();
+  for (bool wx : {false, true}) {
+    r.sandbox.write_xor_execute = wx;
+    const nlohmann::json j = to_json(r);
+    EXPECT_EQ(j["sandbox"]["write_xor_execute"], wx);
+    EXPECT_EQ(eval_result_from_json(j).sandbox.write_xor_execute, wx);
+  }
+  nlohmann::json old = to_json(r);
+  old["sandbox"].erase("write_xor_execute");
+  for (const char* target : {"host", "cuda"})
+    for (bool seccomp : {false, true}) {
+      old["target"] = target;
+      old["sandbox"]["seccomp"] = seccomp;
+      EXPECT_EQ(eval_result_from_json(old).sandbox.write_xor_execute, seccomp && std::string(target) == "host")
+          << target << ", seccomp " << seccomp;
+    }
+}
+
 TEST(EvalResultJson, ADocumentThatIsNotARecordThrows) {
   EXPECT_ANY_THROW(eval_result_from_json(nlohmann::json::object()));
   nlohmann::json j = to_json(sample_baseline());
@@ -291,6 +314,7 @@ TEST_F(BaselineCacheTest, ChangingTheTimingPolicyMisses) {
   EXPECT_TRUE(differs([](EvalOptions& o) { o.repeat_calls = 0; }));
   EXPECT_TRUE(differs([](EvalOptions& o) { o.call_timeout = std::chrono::milliseconds(1000); }));
   EXPECT_TRUE(differs([](EvalOptions& o) { o.isolate = false; }));
+  EXPECT_TRUE(differs([](EvalOptions& o) { o.write_xor_execute = false; }));
   // Not what is measured: where the logs go, and the times this very cache provides.
   EXPECT_FALSE(differs([](EvalOptions& o) { o.work_dir = "/elsewhere"; }));
   EXPECT_FALSE(differs([](EvalOptions& o) { o.expected_seconds[0] = 1e-5; }));

@@ -79,7 +79,7 @@ std::vector<Case> cases() {
   return {
       make("ready message", ReadyReply{false, "no kb_run", true}, {"error", "out_of_memory"}),
       make("error reply", ErrorReply{"boom", true}, {"out_of_memory"}),
-      make("setup request", SetupRequest{1, 2, "00ff", false}),
+      make("setup request", SetupRequest{1, 2, "00ff", true, false}),
       make("setup reply", SetupReply{-3, true}, {"enomem"}),
       make("check request", check, {"perturb_secret", "perturb_call"}),
       make("check reply", CheckReply{2, 0.5, {1, 2, 3}, {4}, true, kGpuWork}, {"seconds", "gpu_work"}, {"gpu_work"}),
