@@ -734,7 +734,10 @@ class ShapeRun {
                     fmt::format("output '{}' of call {} of the timing's confirmation changed after the worker had "
                                 "fingerprinted it at the end of the timed run: work went on after the clock stopped",
                                 p_.outputs[i].name, call));
-    const Case c = new_case(seeds.at(call % seeds.size()), std::make_pair(secret, static_cast<uint64_t>(call)));
+    const uint64_t seed = seeds.at(call % seeds.size());
+    const Case c = timed(r_.seconds.expected, [&] {
+      return make_case(p_, shape_, weights_, seed, hash_key_, target_, std::make_pair(secret, static_cast<uint64_t>(call)));
+    });
     SeedCheck sc;
     judge(c, 0, fetched.input_hashes, fetched.weight_hashes, outs, /*settled=*/true, /*secret=*/true, sc);
     if (sc.pass) return true;
