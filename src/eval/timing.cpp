@@ -32,7 +32,8 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
                          {"wall_seconds", c.wall_seconds},
                          {"per_call_seconds", c.per_call_seconds},
                          {"allowance", {{"per_call_seconds", c.allowance_per_call}, {"fixed_seconds", c.allowance_fixed}}},
-                         {"judged_call", c.judged_call}};
+                         {"judged_call", c.judged_call},
+                         {"enforced", c.enforced}};
   }
   if (with_samples) {
     j["samples"] = r.samples;

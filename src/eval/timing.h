@@ -24,6 +24,7 @@ struct ConfirmationRecord {
   double per_call_seconds = 0;     // what W shows per call once kbench's allowance is taken off
   double allowance_per_call = 0, allowance_fixed = 0;
   size_t judged_call = 0;          // the call whose outputs were fetched and judged
+  bool enforced = true;            // a failed confirmation fails the solution (confirmation_enforced)
 };
 
 struct TimingRecord {

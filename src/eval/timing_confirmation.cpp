@@ -5,6 +5,8 @@
 
 namespace kb {
 
+bool confirmation_enforced(const std::string& target) { return target == "host"; }
+
 size_t confirmation_calls(double claimed_median_seconds, uint64_t call_bytes) {
   const double median = std::max(claimed_median_seconds, 1e-9);
   size_t k = static_cast<size_t>(std::ceil(kConfirmationSeconds / median));
