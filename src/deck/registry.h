@@ -59,9 +59,11 @@ struct Registrar {
 
 #define KB_CONCAT_INNER(a, b) a##b
 #define KB_CONCAT(a, b) KB_CONCAT_INNER(a, b)
+// __COUNTER__, not __LINE__: two registrations on the same line of two files must not clash where
+// the files share a translation unit.
 #define KB_REGISTER_ORACLE(problem, fn) \
-  static ::kb::detail::Registrar KB_CONCAT(kb_oracle_registrar_, __LINE__)(problem, static_cast<::kb::OracleFn>(fn))
+  static ::kb::detail::Registrar KB_CONCAT(kb_oracle_registrar_, __COUNTER__)(problem, static_cast<::kb::OracleFn>(fn))
 #define KB_REGISTER_GENERATOR(name, fn) \
-  static ::kb::detail::Registrar KB_CONCAT(kb_generator_registrar_, __LINE__)(name, static_cast<::kb::GeneratorFn>(fn))
+  static ::kb::detail::Registrar KB_CONCAT(kb_generator_registrar_, __COUNTER__)(name, static_cast<::kb::GeneratorFn>(fn))
 
 }  // namespace kb
