@@ -663,11 +663,12 @@ class ShapeRun {
         return fail(Reason::channel_forged, "the worker did not prepare the calls kbench asked for");
       // The secret is drawn now, after the copies exist: nothing in the worker can know it earlier.
       const uint64_t secret = fresh_secret();
+      const pid_t caller = worker_main_thread(w.pid());
       const RunDelays before = thread_run_delays(w.pid());
       const auto t0 = std::chrono::steady_clock::now();
       Message m = timed(r_.seconds.worker, [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double waited = max_run_delay_growth(before, thread_run_delays(w.pid()));
+      const double waited = run_delay_growth(before, thread_run_delays(w.pid()), caller);
       const auto reply = m.header.get<ConfirmReply>();
       if (reply.rc != 0)
         return fail(Reason::run_error,
@@ -684,7 +685,9 @@ class ShapeRun {
         rec.wall_seconds = wall;
       }
       rec.enforced = confirmation_enforced(args_.target);
-      if (upholds(median, per_call) || !rec.enforced) {
+      // The wait of the thread that calls kb_run for a CPU is load, not the solution's: forgiven.
+      const double unloaded = confirmed_seconds_per_call(wall - waited, k, allow);
+      if (upholds(median, per_call) || upholds(median, unloaded) || !rec.enforced) {
         // Upheld (or not enforced on this target: recorded only): the run that counted is judged,
         // on a call drawn after its commitment.
         if (!rec.enforced && !upholds(median, per_call))
@@ -694,10 +697,9 @@ class ShapeRun {
         t.confirmation = rec;
         return judge_confirmation(w, seeds, secret, rec.judged_call, reply.output_hashes[rec.judged_call]);
       }
-      // Evidence, not load: too slow even with the worker's wait for a CPU forgiven, in a run on a
+      // Evidence, not load: too slow even with the calling thread's wait for a CPU forgiven, in a run on a
       // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
       // run: shared caches and memory bandwidth, which no scheduler statistic shows).
-      const double unloaded = confirmed_seconds_per_call(wall - waited, k, allow);
       if (is_tampering_evidence(median, unloaded, waited / wall)) ++tampered_runs;
       most_waited = std::max(most_waited, waited / wall);
       say(fmt::format("confirmation {}: {:.3f} us per call against a claimed {:.3f} us ({:.0f}% of it waiting for a "
@@ -714,12 +716,12 @@ class ShapeRun {
         median * 1e6, kConfirmationSlack);
     if (tampered_runs == 0)
       return fail(Reason::timing_unconfirmed,
-                  fmt::format("{}; but the worker's threads spent up to {:.0f}% of each run waiting for a CPU, which "
+                  fmt::format("{}; but the thread calling kb_run spent up to {:.0f}% of each run waiting for a CPU, which "
                               "explains it: this machine is too loaded to tell tampering from load; judge it again on a "
                               "quieter machine",
                               figures, 100 * most_waited));
     return fail(Reason::timing_tampered,
-                fmt::format("{} ({} of the {} runs too slow even with the worker's wait for a CPU forgiven: more than "
+                fmt::format("{} ({} of the {} runs too slow even with the calling thread's wait for a CPU forgiven: more than "
                             "{:.0f}x on a quiet machine, or {:.0f}x on a loaded one)",
                             figures, tampered_runs, rec.attempts, kConfirmationSlack, kLoadedEvidenceSlack));
   }

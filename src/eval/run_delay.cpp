@@ -61,13 +61,16 @@ RunDelays thread_run_delays(pid_t root) {
   return delays;
 }
 
-double max_run_delay_growth(const RunDelays& before, const RunDelays& after) {
-  uint64_t most = 0;
-  for (const auto& [tid, ns] : after) {
-    auto it = before.find(tid);
-    if (it != before.end() && ns > it->second) most = std::max(most, ns - it->second);
-  }
-  return static_cast<double>(most) * 1e-9;
+pid_t worker_main_thread(pid_t root) {
+  if (root <= 0) return -1;
+  // tree_of lists the tree breadth first: its last process is one of the deepest.
+  return tree_of(root).back();
+}
+
+double run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t tid) {
+  auto b = before.find(tid), a = after.find(tid);
+  if (b == before.end() || a == after.end() || a->second < b->second) return 0;
+  return static_cast<double>(a->second - b->second) * 1e-9;
 }
 
 }  // namespace kb

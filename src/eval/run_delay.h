@@ -18,8 +18,11 @@ namespace kb {
 using RunDelays = std::map<pid_t, uint64_t>;
 RunDelays thread_run_delays(pid_t root);
 
-// The largest growth of one thread's run delay between two snapshots, in seconds (threads in
-// both only).
-double max_run_delay_growth(const RunDelays& before, const RunDelays& after);
+// The thread that calls kb_run: the main thread of the deepest process of `root`'s tree (the worker,
+// under bwrap's processes; `root` itself when it has none), whose thread id is its process id.
+pid_t worker_main_thread(pid_t root);
+
+// How much one thread's run delay grew between two snapshots, in seconds (0 when either lacks it).
+double run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t tid);
 
 }  // namespace kb

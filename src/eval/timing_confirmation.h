@@ -25,15 +25,18 @@
 // kConfirmationSlack = 2 covers what honestly separates back-to-back calls from cold ones (caches,
 // clocks, a loaded host); a solution can therefore still understate its time by up to 2x, not 10x.
 // The check takes the best of up to kConfirmationAttempts runs, since a loaded machine only ever
-// makes W longer. A failing run is evidence of tampering only when, with the time the worker's
-// busiest thread spent waiting for a CPU during W forgiven (eval/run_delay.h, the kernel's
-// statistics read by the parent), its calls still took more than kConfirmationSlack x the claim on
-// a quiet machine (that thread waited at most kQuietWaitFraction of W), or more than
-// kLoadedEvidenceSlack x on a loaded one: a loaded host also slows the calls that do run (shared
-// caches and memory bandwidth, which no scheduler statistic shows; an honest single-threaded
-// softmax on a 2-core machine at load 6 showed 2.9x). When no failing run is evidence, kbench
-// says it could not judge (`timing_unconfirmed`, an error), never `fail`. A solution that loads
-// the CPUs itself to get there earns an error, not a score.
+// makes W longer. The time the thread that calls kb_run spent waiting for a CPU during W
+// (eval/run_delay.h: the kernel's statistics, read by the parent) is load, not the solution's, and
+// is forgiven: a run upholds the claim when W does, or W less that wait does. A failing run is
+// evidence of tampering only when, with that wait forgiven, its calls still took more than
+// kConfirmationSlack x the claim on a quiet machine (the wait at most kQuietWaitFraction of W), or
+// more than kLoadedEvidenceSlack x on a loaded one: a loaded host also slows the calls that do run
+// (shared caches and memory bandwidth, which no scheduler statistic shows; an honest
+// single-threaded softmax on a 2-core machine at load 6 showed 2.9x). When no failing run is
+// evidence, kbench says it could not judge (`timing_unconfirmed`, an error), never `fail`.
+// Only the calling thread's wait counts: a solution's other threads, busy or not, forgive nothing.
+// What it can still do is make its own calling thread wait while other threads compute; the
+// forgiven share of W is then the part of its time it hid, which threat-model.md states.
 #pragma once
 
 #include <cstddef>
@@ -98,7 +101,7 @@ double confirmed_seconds_per_call(double wall, size_t calls, const ConfirmationA
 bool upholds(double claimed_median, double confirmed_per_call);
 
 // Whether a failing run is evidence of tampering: `unloaded_per_call` is its per-call time with the
-// worker's wait for a CPU taken off W, `waited_fraction` that wait over W.
+// calling thread's wait for a CPU taken off W, `waited_fraction` that wait over W.
 bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction);
 
 }  // namespace kb

@@ -83,22 +83,28 @@ TEST(RunDelay, ReadsThisProcesssThreadsAndTheirGrowth) {
   stop = true;
   spinner.join();
   EXPECT_GT(later.size(), now.size());
-  EXPECT_GE(max_run_delay_growth(now, later), 0.0);
+  EXPECT_GE(run_delay_growth(now, later, getpid()), 0.0);
   for (const auto& [tid, ns] : now)
     if (later.count(tid)) EXPECT_GE(later.at(tid), ns);
+  // This test process has no children: its main thread is the tree's deepest.
+  EXPECT_EQ(worker_main_thread(getpid()), getpid());
 }
 
-TEST(RunDelay, GrowthIsTheLargestPerThreadIncrease) {
+TEST(RunDelay, GrowthIsThatOfTheNamedThreadOnly) {
   const RunDelays before{{1, 100}, {2, 5'000'000}, {3, 7}};
   const RunDelays after{{1, 2'000'100}, {2, 5'500'000}, {4, 9'000'000'000}};
-  // Thread 1 waited 2 ms more, thread 2 0.5 ms; thread 4 is new and thread 3 gone: not counted.
-  EXPECT_DOUBLE_EQ(max_run_delay_growth(before, after), 2e-3);
-  EXPECT_EQ(max_run_delay_growth(after, before), 0.0);
+  EXPECT_DOUBLE_EQ(run_delay_growth(before, after, 1), 2e-3);
+  EXPECT_DOUBLE_EQ(run_delay_growth(before, after, 2), 0.5e-3);
+  // A thread another solution thread's wait cannot stand for: gone (3) or new (4) counts nothing.
+  EXPECT_EQ(run_delay_growth(before, after, 3), 0.0);
+  EXPECT_EQ(run_delay_growth(before, after, 4), 0.0);
+  EXPECT_EQ(run_delay_growth(after, before, 1), 0.0);
 }
 
 TEST(RunDelay, AProcessThatDoesNotExistHasNoThreads) {
   EXPECT_TRUE(thread_run_delays(-1).empty());
   EXPECT_TRUE(thread_run_delays(0).empty());
+  EXPECT_EQ(worker_main_thread(-1), -1);
 }
 
 }  // namespace
