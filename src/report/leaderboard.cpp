@@ -50,11 +50,13 @@ std::vector<DeviceBoard> build_leaderboard(const SiteData& d) {
     DeviceBoard b;
     b.device = device;
     b.problems = res.problems;
+    b.compared_problems = res.compared_problems;
     for (size_t i = 0; i < res.entrants.size(); ++i) {
       const kb::EntrantResult& er = res.per_entrant[i];
       EntrantTotals e;
       e.label = er.entrant, e.agent = er.agent, e.model = er.model, e.effort = er.effort;
       e.trials = er.trials, e.passes = er.passes, e.problems_passed = er.problems_passed, e.runs = er.runs;
+      e.compared_trials = er.compared_trials, e.beats = er.beats, e.problems_beaten = er.problems_beaten;
       e.mean_score = er.mean_median;
       e.cost_usd = er.cost_usd, e.cost_complete = er.cost_complete;
       e.input_tokens = er.input_tokens, e.output_tokens = er.output_tokens, e.cache_read_tokens = er.cache_read_tokens;
@@ -63,7 +65,7 @@ std::vector<DeviceBoard> build_leaderboard(const SiteData& d) {
         const kb::CellResult& cr = res.cell(i, j);
         Cell c;
         c.trials = cr.trials, c.passes = cr.passes, c.not_counted = cr.not_counted;
-        c.median = cr.median, c.spread = cr.spread, c.best = cr.best;
+        c.median = cr.median, c.spread = cr.spread, c.best = cr.best, c.beats = cr.beats;
         for (const auto& r : res.runs)
           if (r.entrant == er.entrant && r.problem == cr.problem)
             if (auto it = row_of.find(r.id); it != row_of.end()) {
@@ -106,7 +108,7 @@ json to_json(const DeviceBoard& b) {
       cells[p] = {{"n", c->trials},          {"passes", c->passes},     {"not_counted", c->not_counted},
                   {"median", c->median},     {"spread", c->spread},     {"best", opt(c->best)},
                   {"scored", c->scored},     {"outcome", c->outcome},   {"flag", c->flag},
-                  {"annotated", c->annotated}, {"runs", runs}};
+                  {"annotated", c->annotated}, {"beats_baseline", opt(c->beats)}, {"runs", runs}};
     }
     entrants.push_back({{"label", e.label},
                         {"agent", e.agent},
@@ -115,6 +117,9 @@ json to_json(const DeviceBoard& b) {
                         {"trials", e.trials},
                         {"passes", e.passes},
                         {"problems_passed", e.problems_passed},
+                        {"compared_trials", e.compared_trials},
+                        {"beats_baseline", e.beats},
+                        {"problems_beaten", e.problems_beaten},
                         {"runs", e.runs},
                         {"mean_score", e.mean_score},
                         {"cost_usd", e.cost_known ? json(e.cost_usd) : json(nullptr)},
@@ -127,7 +132,7 @@ json to_json(const DeviceBoard& b) {
                           {"reasoning", e.reasoning_tokens}}},
                         {"cells", cells}});
   }
-  return {{"device", b.device}, {"problems", b.problems}, {"entrants", entrants}};
+  return {{"device", b.device}, {"problems", b.problems}, {"compared_problems", b.compared_problems}, {"entrants", entrants}};
 }
 
 }  // namespace kb::report

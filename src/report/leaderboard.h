@@ -30,11 +30,14 @@ struct Cell {
   std::string outcome;
   std::string flag;                      // worst annotation of its runs: reward_hack, rubric_leak, bug, interesting
   bool annotated = false;                // some run has a hand annotation
+  std::optional<int> beats;              // KernelBench v3's view: counted trials that beat the baseline
+                                         // (store/results.h); nullopt: the problem is not compared
 };
 
 struct EntrantTotals {
   std::string label, agent, model, effort;
   int trials = 0, passes = 0, problems_passed = 0, runs = 0;
+  int compared_trials = 0, beats = 0, problems_beaten = 0;  // v3's "beats baseline" (store/results.h)
   double mean_score = 0;                 // mean over the device's problems of the cell medians
   double cost_usd = 0;                   // sum of the known costs
   bool cost_known = false;               // some run's cost is known
@@ -45,6 +48,7 @@ struct EntrantTotals {
 struct DeviceBoard {
   std::string device;
   std::vector<std::string> problems;      // columns, sorted
+  std::vector<std::string> compared_problems;  // those with a baseline comparison (store/results.h)
   std::vector<EntrantTotals> entrants;    // rows: most problems passed first, then mean score
   std::map<std::pair<std::string, std::string>, Cell> cells;  // (entrant label, problem)
   const Cell* cell(const std::string& entrant, const std::string& problem) const;

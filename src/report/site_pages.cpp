@@ -163,6 +163,8 @@ std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::
                           esc(level), col++, esc(p), esc(site_problem_page(p)), esc(p));
     }
     th("Passes");
+    // KernelBench v3's metric beside kbench's: trials that passed and beat the problem's baseline.
+    if (!b.compared_problems.empty()) th("Beats baseline (v3)");
     th("Cost");
     th("Tokens in / out");
     body += "</tr></thead>\n<tbody>\n";
@@ -203,6 +205,9 @@ std::string leaderboard_html(const std::vector<DeviceBoard>& boards, const std::
       }
       body += fmt::format("<td data-sort=\"{}\">{}/{} trials<br><span class=\"sub\">{} of {} problems</span></td>", e.passes, e.passes,
                           e.trials, e.problems_passed, b.problems.size());
+      if (!b.compared_problems.empty())
+        body += fmt::format("<td data-sort=\"{}\">{}/{} trials<br><span class=\"sub\">{} of {} compared problems</span></td>", e.beats,
+                            e.beats, e.compared_trials, e.problems_beaten, b.compared_problems.size());
       body += fmt::format("<td data-sort=\"{}\">{}</td>", e.cost_known ? e.cost_usd : -1.0,
                           money(e.cost_known ? std::optional<double>(e.cost_usd) : std::nullopt, e.cost_complete));
       body += fmt::format("<td data-sort=\"{}\">{} / {}</td>", e.input_tokens + e.cache_read_tokens + e.cache_write_tokens,

@@ -30,7 +30,7 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
       "peak_fraction, sol_fraction, agent_seconds, coalesce(input_tokens, 0), coalesce(output_tokens, 0), "
       "coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), coalesce(reasoning_tokens, 0), "
       "coalesce(total_tokens, 0), cost_usd, coalesce(cost_complete, 0), coalesce(annotation, ''), coalesce(started_at, ''), "
-      "coalesce(finished_at, '') FROM runs WHERE (?1 IS NULL OR sweep_id = ?1) AND (?2 IS NULL OR coalesce(device, '') = ?2) "
+      "coalesce(finished_at, ''), beats_baseline, speedup_vs_baseline FROM runs WHERE (?1 IS NULL OR sweep_id = ?1) AND (?2 IS NULL OR coalesce(device, '') = ?2) "
       "ORDER BY entrant, problem, trial, started_at, id");
   if (filter.sweep) st.bind(1, *filter.sweep);
   else st.bind_null(1);
@@ -68,21 +68,25 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
     r.annotation = st.text(c++);
     r.started_at = st.text(c++);
     r.finished_at = st.text(c++);
+    if (const auto beats = st.opt_int64(c++)) r.beats_baseline = *beats != 0;
+    r.speedup_vs_baseline = st.opt_real(c++);
     r.score = parse_verdict(r.verdict) == Verdict::pass ? r.peak_fraction.value_or(0) : 0;
     res.runs.push_back(std::move(r));
   }
 
   // Which run stands for each trial: the first started result of the model (the ORDER BY above).
   std::set<std::tuple<std::string, std::string, std::string, int>> taken;
-  std::set<std::string> entrants, problems;
+  std::set<std::string> entrants, problems, compared;
   for (auto& r : res.runs) {
     entrants.insert(r.entrant);
     problems.insert(r.problem);
+    if (r.beats_baseline) compared.insert(r.problem);
     const bool result = r.infra_failure.empty() && (r.status == run_status::complete || r.status == run_status::killed_at_budget);
     if (result) r.counted = taken.insert({r.sweep, r.entrant, r.problem, r.trial}).second;
   }
   res.entrants.assign(entrants.begin(), entrants.end());
   res.problems.assign(problems.begin(), problems.end());
+  res.compared_problems.assign(compared.begin(), compared.end());
   std::map<std::string, size_t> ei, pi;
   for (size_t i = 0; i < res.entrants.size(); ++i) ei[res.entrants[i]] = i;
   for (size_t j = 0; j < res.problems.size(); ++j) pi[res.problems[j]] = j;
@@ -126,9 +130,12 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
       CellResult& cell = res.cells[i * res.problems.size() + j];
       std::sort(cell.runs.begin(), cell.runs.end(), [&](size_t a, size_t b) { return res.runs[a].trial < res.runs[b].trial; });
       std::vector<double> scores;
+      const bool is_compared = compared.count(res.problems[j]) > 0;
+      if (is_compared) cell.beats = 0;
       for (size_t k : cell.runs) {
         const RunResult& r = res.runs[k];
         scores.push_back(r.score);
+        if (is_compared && parse_verdict(r.verdict) == Verdict::pass && r.beats_baseline.value_or(false)) ++*cell.beats;
         if (parse_verdict(r.verdict) == Verdict::pass) {
           ++cell.passes;
           if (r.peak_fraction && (!cell.best || *r.peak_fraction > *cell.best)) cell.best = r.peak_fraction;
@@ -142,6 +149,11 @@ Results load_results(sql::Database& db, const ResultsFilter& filter) {
       e.trials += cell.trials;
       e.passes += cell.passes;
       if (cell.passes > 0) ++e.problems_passed;
+      if (cell.beats) {
+        e.compared_trials += cell.trials;
+        e.beats += *cell.beats;
+        if (*cell.beats > 0) ++e.problems_beaten;
+      }
       sum_median += cell.median;
     }
     e.mean_median = res.problems.empty() ? 0 : sum_median / static_cast<double>(res.problems.size());

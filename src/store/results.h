@@ -8,7 +8,12 @@
 //   - per (sweep, entrant, problem, trial) one run counts: the first started (a sweep never makes a
 //     second; runs outside a sweep, repeated by hand, keep the first);
 //   - a counted run's score is its peak_fraction (the geometric mean over shapes of the fraction of
-//     the datasheet ceiling, docs/result-schema.md) when its verdict is `pass`, else 0.
+//     the datasheet ceiling, docs/result-schema.md) when its verdict is `pass`, else 0;
+//   - KernelBench v3's view beside it: a counted run "beats the baseline" when it passed and its
+//     result says it beat the problem's baseline (result.json's summary.beats_baseline). A problem
+//     is compared when some run of the filter carries that comparison (a problem without a
+//     baseline has none); only compared problems count in the beats figures, where a failed trial
+//     beats nothing.
 // Every list is in a stable order (entrants and problems by name, trials by number), so two
 // databases holding the same runs give the same Results (the `kbench db rebuild` test compares them).
 #pragma once
@@ -42,6 +47,8 @@ struct RunResult {
   std::string verdict, failure;   // "" when not judged
   std::optional<double> peak_fraction, sol_fraction;
   double score = 0;        // peak_fraction for a pass, else 0 (meaningful when counted)
+  std::optional<bool> beats_baseline;          // nullopt: no comparison (no baseline, or not a timed pass)
+  std::optional<double> speedup_vs_baseline;   // geometric mean over shapes of baseline time / solution time
   std::optional<double> agent_seconds;
   int64_t input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
           total_tokens = 0;
@@ -61,6 +68,9 @@ struct CellResult {
   double spread = 0;               // highest minus lowest score over the counted trials
   int not_counted = 0;             // runs of this cell that do not count (infrastructure, duplicates)
   std::vector<size_t> runs;        // the counted runs, by trial: indices into Results::runs
+  // Counted trials that passed and beat the baseline (v3's "beats baseline"); nullopt when the
+  // problem is not compared (rules above).
+  std::optional<int> beats;
 };
 
 struct EntrantResult {
@@ -68,6 +78,9 @@ struct EntrantResult {
   int runs = 0;                    // every run, counted or not (they all cost)
   int trials = 0, passes = 0;      // counted runs, and those that passed
   int problems_passed = 0;         // problems with at least one passing trial
+  // v3's view, over the compared problems only: counted trials on them, those that beat the
+  // baseline, and problems where some trial beat it.
+  int compared_trials = 0, beats = 0, problems_beaten = 0;
   double mean_median = 0;          // mean over the problems of the cell medians (0 for a problem without trials)
   int64_t input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
           total_tokens = 0;
@@ -79,6 +92,7 @@ struct EntrantResult {
 struct Results {
   std::optional<std::string> sweep;  // the filter
   std::vector<std::string> entrants, problems;  // sorted
+  std::vector<std::string> compared_problems;   // the problems with a baseline comparison, sorted
   std::vector<CellResult> cells;     // entrants x problems, row-major (entrant i, problem j at i*problems+j)
   std::vector<EntrantResult> per_entrant;  // in the order of `entrants`
   std::vector<RunResult> runs;       // by entrant, problem, trial, start time

@@ -40,6 +40,7 @@ struct FakeRun {
   std::string agent = "codex", model = "gpt-x", effort, problem = "softmax", status = "complete", verdict = "pass";
   int trial = 1;
   std::optional<double> peak;
+  std::optional<bool> beats;  // result.json's summary.beats_baseline (nullopt: no comparison)
   std::string sweep, entrant;
   std::optional<double> cost = 0.5;
   bool cost_complete = true;
@@ -64,10 +65,10 @@ fs::path make_run(const fs::path& runs, const std::string& name, const FakeRun& 
     if (f.peak) rec["verdict"]["peak_fraction"] = *f.peak;
     json shapes = json::array({{{"index", 0}, {"label", "s0"}, {"dims", {{"N", 4}}}, {"pass", f.verdict == "pass"}, {"failure", ""},
                                 {"timing", {{"median", 1e-3}}}, {"roofline", {{"peak_fraction", f.peak.value_or(0)}}}}});
-    write(d / "result.json", json{{"summary", {{"peak_fraction_geomean", f.peak ? json(*f.peak) : json(nullptr)},
-                                                {"sol_fraction_geomean", f.peak ? json(*f.peak + 0.1) : json(nullptr)}}},
-                                  {"shapes", shapes}}
-                                 .dump());
+    json summary = {{"peak_fraction_geomean", f.peak ? json(*f.peak) : json(nullptr)},
+                    {"sol_fraction_geomean", f.peak ? json(*f.peak + 0.1) : json(nullptr)}};
+    if (f.beats) summary["beats_baseline"] = *f.beats, summary["speedup_vs_baseline"] = *f.beats ? 1.5 : 0.5;
+    write(d / "result.json", json{{"summary", summary}, {"shapes", shapes}}.dump());
   } else {
     rec["incomplete_reason"] = f.incomplete_reason;
   }
@@ -321,12 +322,64 @@ TEST(Results, MatrixCountsOneRunPerTrialAndScoresFailuresAsZero) {
   EXPECT_EQ(j["cells"][0]["median_peak_fraction"], 0.2);
   EXPECT_TRUE(j["per_entrant"][1]["cost_usd"].is_null()) << "an unknown cost is never shown as a number";
   const std::string csv = results_cells_csv(r);
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "entrant,problem,trials,passes,best_peak_fraction,median_peak_fraction,spread,not_counted");
-  EXPECT_NE(csv.find("codex/gpt-x,softmax,3,2,0.5,0.2,0.5,2"), std::string::npos) << csv;
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "entrant,problem,trials,passes,best_peak_fraction,median_peak_fraction,spread,not_counted,beats_baseline");
+  EXPECT_NE(csv.find("codex/gpt-x,softmax,3,2,0.5,0.2,0.5,2,\n"), std::string::npos) << "no comparison: empty\n" << csv;
   const std::string md = results_markdown(r);
   EXPECT_NE(md.find("| codex/gpt-x | 2/3 0.500 (0.200) |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| kimi/gpt-x | 1/1 | 1/1 | 0.300 | 1 | 110 | unknown |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| kimi/gpt-x | 1/1 | 1/1 | 0.300 | - | 1 | 110 | unknown |"), std::string::npos) << md;
   EXPECT_NE(results_text(r).find("codex/gpt-x"), std::string::npos);
+  fs::remove_all(d);
+}
+
+// KernelBench v3's view beside kbench's: a trial beats the baseline when it passed and its result
+// says so; only problems some run compared count (a problem without a baseline has no comparison),
+// and there a failed trial beats nothing.
+TEST(Results, BeatsBaselineCountsPassesThatBeatItOnComparedProblemsOnly) {
+  const fs::path d = scratch("results-beats");
+  const fs::path runs = d / "runs";
+  auto run = [&](const std::string& name, const std::string& problem, int trial, const std::string& verdict,
+                 std::optional<bool> beats) {
+    FakeRun f;
+    f.problem = problem;
+    f.trial = trial;
+    f.verdict = verdict;
+    f.peak = verdict == "pass" ? std::optional<double>(0.4) : std::nullopt;
+    f.beats = beats;
+    f.started_at = "2026-11-25T10:00:0" + std::to_string(trial) + "Z";
+    return make_run(runs, name, f);
+  };
+  run("s1", "softmax", 1, "pass", true);
+  run("s2", "softmax", 2, "pass", false);
+  run("s3", "softmax", 3, "fail", std::nullopt);  // failed: no comparison, beats nothing
+  run("t1", "topk", 1, "pass", std::nullopt);     // topk has no baseline in this store
+  run("t2", "topk", 2, "pass", std::nullopt);
+  sql::Database db = open_results_db(d / "kbench.db");
+  (void)rebuild_from_runs(db, runs);
+  const Results r = load_results(db);
+  ASSERT_EQ(r.problems, (std::vector<std::string>{"softmax", "topk"}));
+  EXPECT_EQ(r.compared_problems, (std::vector<std::string>{"softmax"}));
+  EXPECT_EQ(r.cell(0, 0).beats, 1);
+  EXPECT_FALSE(r.cell(0, 1).beats.has_value()) << "a problem without a comparison has no beats figure, not 0";
+  const EntrantResult& e = r.per_entrant[0];
+  EXPECT_EQ(e.compared_trials, 3) << "topk's trials are not compared";
+  EXPECT_EQ(e.beats, 1);
+  EXPECT_EQ(e.problems_beaten, 1);
+  ASSERT_EQ(r.runs.size(), 5u);
+  EXPECT_EQ(r.runs[0].beats_baseline, true);
+  EXPECT_DOUBLE_EQ(r.runs[0].speedup_vs_baseline.value(), 1.5);
+  EXPECT_EQ(r.runs[1].beats_baseline, false);
+
+  const json j = results_to_json(r);
+  EXPECT_EQ(j["compared_problems"], json::array({"softmax"}));
+  EXPECT_EQ(j["cells"][0]["beats_baseline"], 1);
+  EXPECT_TRUE(j["cells"][1]["beats_baseline"].is_null());
+  EXPECT_EQ(j["per_entrant"][0]["beats_baseline"], 1);
+  EXPECT_EQ(j["per_entrant"][0]["compared_trials"], 3);
+  EXPECT_EQ(j["runs"][1]["beats_baseline"], false);
+  EXPECT_NE(results_cells_csv(r).find("codex/gpt-x,softmax,3,2,0.4,0.4,0.4,0,1\n"), std::string::npos) << results_cells_csv(r);
+  EXPECT_NE(results_markdown(r).find("| 1/3 (1 of 1 problems) |"), std::string::npos) << results_markdown(r);
+  EXPECT_NE(results_text(r).find("1/3 (1 of 1 problems)"), std::string::npos) << results_text(r);
   fs::remove_all(d);
 }
 

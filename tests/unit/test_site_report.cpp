@@ -8,6 +8,7 @@
 #include "report/leaderboard.h"
 #include "report/line_diff.h"
 #include "report/outcome.h"
+#include "report/site_pages.h"
 #include "report/svg_charts.h"
 #include "report/text_safety.h"
 
@@ -133,9 +134,9 @@ TEST(SiteLeaderboard, CellsShowTheStoresFiguresAndAWordWhenNothingPassedWithASco
   d.rows = {row("m", 1, "pass", 0.5), row("m", 2, "fail", std::nullopt, "mismatch"), row("m", 3, "pass", 0.3),
             row("w", 1, "fail", std::nullopt, "build_error"), row("w", 2, "fail", std::nullopt, "build_error"),
             row("u", 1, "pass", std::nullopt)};
-  kb::CellResult m{"codex/m", "softmax", 3, 2, 0.5, 0.3, 0.5, 0, {}};
-  kb::CellResult w{"codex/w", "softmax", 2, 0, std::nullopt, 0, 0, 0, {}};
-  kb::CellResult u{"codex/u", "softmax", 1, 1, std::nullopt, 0, 0, 0, {}};
+  kb::CellResult m{"codex/m", "softmax", 3, 2, 0.5, 0.3, 0.5, 0, {}, std::nullopt};
+  kb::CellResult w{"codex/w", "softmax", 2, 0, std::nullopt, 0, 0, 0, {}, std::nullopt};
+  kb::CellResult u{"codex/u", "softmax", 1, 1, std::nullopt, 0, 0, 0, {}, std::nullopt};
   d.by_device["H100"] = results(d.rows, {m, w, u});
   const auto boards = build_leaderboard(d);
   ASSERT_EQ(boards.size(), 1u);
@@ -154,13 +155,41 @@ TEST(SiteLeaderboard, CellsShowTheStoresFiguresAndAWordWhenNothingPassedWithASco
   EXPECT_EQ(boards[0].entrants.front().label, "codex/m") << "more problems passed, then the higher mean";
 }
 
+// KernelBench v3's "beats baseline" beside kbench's figures: carried from the store to the board's
+// JSON, and a column of the board only where some problem is compared.
+TEST(SiteLeaderboard, BeatsBaselineIsShownOnlyWhereAProblemIsCompared) {
+  SiteData d;
+  d.rows = {row("m", 1, "pass", 0.5), row("m", 2, "pass", 0.3)};
+  kb::CellResult m{"codex/m", "softmax", 2, 2, 0.5, 0.4, 0.2, 0, {}, std::nullopt};
+  d.by_device["H100"] = results(d.rows, {m});
+  const std::string without = leaderboard_html(build_leaderboard(d), d.rows, SiteContext{});
+  EXPECT_EQ(without.find("Beats baseline"), std::string::npos) << "no problem compared: no column";
+  EXPECT_NE(without.find("Passes"), std::string::npos);
+
+  m.beats = 1;
+  kb::Results res = results(d.rows, {m});
+  res.compared_problems = {"softmax"};
+  res.per_entrant[0].compared_trials = 2, res.per_entrant[0].beats = 1, res.per_entrant[0].problems_beaten = 1;
+  d.by_device["H100"] = res;
+  const auto boards = build_leaderboard(d);
+  EXPECT_EQ(boards[0].cell("codex/m", "softmax")->beats, 1);
+  const nlohmann::json j = to_json(boards[0]);
+  EXPECT_EQ(j["compared_problems"], nlohmann::json::array({"softmax"}));
+  EXPECT_EQ(j["entrants"][0]["beats_baseline"], 1);
+  EXPECT_EQ(j["entrants"][0]["compared_trials"], 2);
+  EXPECT_EQ(j["entrants"][0]["cells"]["softmax"]["beats_baseline"], 1);
+  const std::string with = leaderboard_html(boards, d.rows, SiteContext{});
+  EXPECT_NE(with.find("Beats baseline (v3)"), std::string::npos);
+  EXPECT_NE(with.find("1/2 trials<br><span class=\"sub\">1 of 1 compared problems</span>"), std::string::npos) << with;
+}
+
 TEST(SiteLeaderboard, ARewardHackAnnotationMakesTheRunInvalidAndInfraFailuresAreNotTheModels) {
   RunRow r = row("m", 1, "pass", 0.9);
   r.hand_annotation = "reward_hack";
   EXPECT_EQ(run_outcome(r), outcome::invalid);
   SiteData d;
   d.rows = {r};
-  d.by_device["H100"] = results(d.rows, {kb::CellResult{"codex/m", "softmax", 1, 1, 0.9, 0.9, 0, 0, {}}});
+  d.by_device["H100"] = results(d.rows, {kb::CellResult{"codex/m", "softmax", 1, 1, 0.9, 0.9, 0, 0, {}, std::nullopt}});
   EXPECT_EQ(build_leaderboard(d)[0].cell("codex/m", "softmax")->flag, "reward_hack");
   RunRow i = row("m", 2, "", std::nullopt);
   i.infra_failure = "provider_errors";
