@@ -646,9 +646,17 @@ class ShapeRun {
     const double median = std::max(t.seconds.median, t.seconds.mean);
     const uint64_t in_bytes = input_bytes(p_, shape_), out_bytes = output_bytes(p_, shape_);
     const size_t k = confirmation_calls(median, in_bytes + out_bytes);
-    std::optional<double> floor;
-    if (ceil.launch_floor) floor = ceil.launch_floor->value;
-    const ConfirmationAllowance allow = confirmation_allowance(floor, ceil.memory_peak(p_.memory_peak).value, out_bytes, k);
+    ConfirmationCosts costs;
+    costs.target = args_.target;
+    if (ceil.launch_floor) costs.launch_floor = ceil.launch_floor->value;
+    costs.memory_peak = ceil.memory_peak(p_.memory_peak).value;
+    costs.output_bytes = out_bytes;
+    for (const auto& in : p_.inputs) {
+      if (!in.perturb) continue;
+      const PerturbRows rows = perturb_rows(p_.tensor_shape(in, shape_));
+      if (rows.len >= 2) costs.perturb_bytes += perturbation_bytes(rows.rows, static_cast<uint64_t>(rows.len) * element_bytes(in.dtype));
+    }
+    const ConfirmationAllowance allow = confirmation_allowance(costs, k);
     ConfirmationRecord rec;
     rec.calls = k;
     rec.allowance_per_call = allow.per_call;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/perturb.h"
+
 namespace kb {
 
-bool confirmation_enforced(const std::string& target) { return target == "host"; }
+bool confirmation_enforced(const std::string& target) { return target == "host" || target == "cuda"; }
 
 size_t confirmation_calls(double claimed_median_seconds, uint64_t call_bytes) {
   const double median = std::max(claimed_median_seconds, 1e-9);
@@ -18,14 +20,22 @@ size_t confirmation_calls(double claimed_median_seconds, uint64_t call_bytes) {
   return k;
 }
 
-ConfirmationAllowance confirmation_allowance(std::optional<double> launch_floor, double memory_peak,
-                                             uint64_t output_bytes, size_t calls) {
-  const double rate = memory_peak > 0 ? memory_peak / 4 : 0;
-  const double floor = launch_floor && std::isfinite(*launch_floor) && *launch_floor > 0 ? *launch_floor : 0;
+ConfirmationAllowance confirmation_allowance(const ConfirmationCosts& c, size_t calls) {
+  const bool cuda = c.target == "cuda";
+  const double peak = c.memory_peak > 0 && std::isfinite(c.memory_peak) ? c.memory_peak : 0;
+  const double floor = c.launch_floor && std::isfinite(*c.launch_floor) && *c.launch_floor > 0 ? *c.launch_floor : 0;
   ConfirmationAllowance a;
-  a.per_call = kPerCallSeconds + 3 * floor;
-  a.fixed = kFixedSeconds + (rate > 0 ? static_cast<double>(calls) * static_cast<double>(output_bytes) / rate : 0);
+  a.per_call = (cuda ? kCudaPerCallSeconds : kPerCallSeconds) + 3 * floor +
+               (peak > 0 ? static_cast<double>(c.perturb_bytes) / (peak / 8) : 0);
+  a.fixed = (cuda ? kCudaFixedSeconds : kFixedSeconds) +
+            (peak > 0 ? static_cast<double>(calls) * static_cast<double>(c.output_bytes) / (peak / 4) : 0);
   return a;
+}
+
+uint64_t perturbation_bytes(int64_t rows, uint64_t row_bytes) {
+  if (rows <= 0) return 0;
+  constexpr uint64_t kSector = 32, kTouched = 2 * kPerturbSwapsPerRow;  // four elements a row
+  return 2 * static_cast<uint64_t>(rows) * std::min(row_bytes, kTouched * kSector);
 }
 
 double confirmed_seconds_per_call(double wall, size_t calls, const ConfirmationAllowance& a) {

@@ -59,13 +59,7 @@ inline constexpr size_t kConfirmationMinCallsLarge = 2;
 inline constexpr size_t kConfirmationMaxCalls = 1024;
 inline constexpr uint64_t kConfirmationBytes = 1ull << 30;
 
-// Whether a failed confirmation fails the solution on `target`. On the host, yes. On cuda not yet:
-// calls back to back pay the host's launch overhead (a perturbation launch, the solution's
-// launches, CUPTI's callback on every API call: 20-30 us a call on an H200), which the cold samples
-// leave out by design (they run behind the blocking kernel), so honest kernels of a few
-// microseconds measured 3-7x their median; and one honest solution (l1_sum_dim's, 20 us a call)
-// measured 15x, unexplained. Until the allowance is calibrated on a GPU, the cuda target records
-// the confirmation (result.json) and judges its fetched call, but does not fail on its time.
+// Whether a failed confirmation fails the solution on `target`: on both targets.
 bool confirmation_enforced(const std::string& target);
 
 // K for a claimed median and the bytes of one call's inputs and outputs.
@@ -77,21 +71,44 @@ struct ConfirmationAllowance {
   double fixed = 0;     // seconds per run: the channel, one wait, the fingerprints
 };
 
-// launch_floor from the ceilings cache (nullopt when not measured); memory_peak in bytes/s (the
-// ceilings'); the bytes of one call's outputs.
-//   per_call = kPerCallSeconds + 3 x floor
+// What the allowance is computed from: the ceilings cache's figures (never the worker's word) and
+// the problem's sizes.
+struct ConfirmationCosts {
+  std::string target;                 // "host" or "cuda"
+  std::optional<double> launch_floor; // seconds (ceilings cache; nullopt when not measured)
+  double memory_peak = 0;             // bytes/s (the ceilings')
+  uint64_t output_bytes = 0;          // one call's outputs
+  uint64_t perturb_bytes = 0;         // bytes one call's perturbation reads and writes (perturbation_bytes)
+};
+
+//   per_call = host_work + 3 x floor + perturb_bytes / (memory_peak / 8)
 //     (the perturbation's launch, the call's and the fingerprint's, each no shorter than the floor;
-//     a perturbation swaps a few elements per row, its work is in kPerCallSeconds)
-//   fixed = kFixedSeconds + K x output_bytes / (memory_peak / 4)
+//     the perturbation swaps four elements of every row, so it touches a few sectors of each row
+//     at a scattered-access rate, an eighth of the peak)
+//   fixed = fixed_work + K x output_bytes / (memory_peak / 4)
 //     (the fingerprints read every output set once; a quarter of the peak is a generous rate for
 //     a hash that reads memory once, which the host's single thread does at about that)
-// kPerCallSeconds: 10 us of host work around each launch (an H100's launch costs 2-5 us on the
-// CPU, NVIDIA's CUDA C++ Best Practices Guide, "Kernel launch overhead"); kFixedSeconds: 2 ms for a
-// request's round trip through two pipes and one device wait.
+// host_work and fixed_work per target:
+//   host: kPerCallSeconds, 10 us of host work around each call, and kFixedSeconds, 2 ms for a
+//     request's round trip through two pipes and one wait;
+//   cuda: kCudaPerCallSeconds, 50 us: calls back to back pay the host's side of every launch
+//     (kbench's perturbation, the solution's launches, CUPTI's callback on each API call), which
+//     the cold samples leave out by design (they run behind a blocking kernel). Measured on an
+//     H200 (2026-11-27, the deck's cuda corpus): kernels of a few microseconds needed 12-20 us a
+//     call beyond 2x their median (kahan_softmax 4.1 us, l1_softmax 4.3 us, l1_layernorm 11.1 us);
+//     50 us is 2.5x the largest. kCudaFixedSeconds, 6 ms: paged_attention's runs showed about 3 ms
+//     of fixed cost (CUPTI's activity flush, the fingerprints' buffers), taken twice.
+// On cuda a solution can therefore understate its time by up to kConfirmationSlack + per_call /
+// median: 2.5x for a 100 us kernel, 12x for a 5 us one (docs/threat-model.md).
 inline constexpr double kPerCallSeconds = 10e-6;
 inline constexpr double kFixedSeconds = 2e-3;
-ConfirmationAllowance confirmation_allowance(std::optional<double> launch_floor, double memory_peak,
-                                             uint64_t output_bytes, size_t calls);
+inline constexpr double kCudaPerCallSeconds = 50e-6;
+inline constexpr double kCudaFixedSeconds = 6e-3;
+ConfirmationAllowance confirmation_allowance(const ConfirmationCosts& costs, size_t calls);
+
+// The bytes a perturbation of `rows` rows of `row_bytes` bytes reads and writes: per row its four
+// swapped elements' sectors (32 bytes each), never more than the row; read and written.
+uint64_t perturbation_bytes(int64_t rows, uint64_t row_bytes);
 
 // The per-call time a run of `calls` calls in `wall` seconds shows once the allowance is taken off
 // (never below zero).

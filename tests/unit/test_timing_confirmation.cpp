@@ -31,15 +31,44 @@ TEST(TimingConfirmation, CallsFillTheIntervalWithinTheirBounds) {
   EXPECT_EQ(confirmation_calls(0, 1024), kConfirmationMaxCalls);
 }
 
-TEST(TimingConfirmation, TheAllowanceComesFromTheFloorAndTheMemoryPeak) {
+TEST(TimingConfirmation, TheAllowanceComesFromTheFloorTheMemoryPeakAndThePerturbation) {
   // An H100-like device: floor 2.5 us, 3.35 TB/s; 512 KiB of outputs a call, 1024 calls.
-  const ConfirmationAllowance a = confirmation_allowance(2.5e-6, 3.35e12, 512 << 10, 1024);
+  ConfirmationCosts host{"host", 2.5e-6, 3.35e12, 512 << 10, 0};
+  const ConfirmationAllowance a = confirmation_allowance(host, 1024);
   EXPECT_DOUBLE_EQ(a.per_call, kPerCallSeconds + 3 * 2.5e-6);
   EXPECT_DOUBLE_EQ(a.fixed, kFixedSeconds + 1024.0 * (512 << 10) / (3.35e12 / 4));
   // Without a measured floor or peak, the constants alone.
-  const ConfirmationAllowance b = confirmation_allowance(std::nullopt, 0, 512 << 10, 1024);
+  const ConfirmationAllowance b = confirmation_allowance({"host", std::nullopt, 0, 512 << 10, 1 << 20}, 1024);
   EXPECT_DOUBLE_EQ(b.per_call, kPerCallSeconds);
   EXPECT_DOUBLE_EQ(b.fixed, kFixedSeconds);
+  // The cuda target's own constants (the host side of its launches, CUPTI's callbacks).
+  ConfirmationCosts cuda = host;
+  cuda.target = "cuda";
+  const ConfirmationAllowance c = confirmation_allowance(cuda, 1024);
+  EXPECT_DOUBLE_EQ(c.per_call, kCudaPerCallSeconds + 3 * 2.5e-6);
+  EXPECT_DOUBLE_EQ(c.fixed, kCudaFixedSeconds + 1024.0 * (512 << 10) / (3.35e12 / 4));
+  EXPECT_GT(c.per_call, a.per_call);
+  // The perturbation's traffic at an eighth of the peak: l1_sum_dim's (256, 4000, 17) fp32 input
+  // has 1,024,000 rows of 68 bytes, each touched whole (68 < 4 sectors), read and written.
+  cuda.perturb_bytes = perturbation_bytes(256 * 4000, 17 * 4);
+  EXPECT_EQ(cuda.perturb_bytes, 2ull * 1024000 * 68);
+  EXPECT_DOUBLE_EQ(confirmation_allowance(cuda, 16).per_call,
+                   kCudaPerCallSeconds + 3 * 2.5e-6 + 2.0 * 1024000 * 68 / (3.35e12 / 8));
+}
+
+TEST(TimingConfirmation, APerturbationTouchesAtMostFourSectorsOfARow) {
+  // Long rows: four 32-byte sectors a row, read and written.
+  EXPECT_EQ(perturbation_bytes(64, 16384 * 4), 2u * 64 * 4 * 32);
+  // Rows shorter than four sectors: the whole row.
+  EXPECT_EQ(perturbation_bytes(10, 40), 2u * 10 * 40);
+  EXPECT_EQ(perturbation_bytes(0, 4096), 0u);
+  EXPECT_EQ(perturbation_bytes(-1, 4096), 0u);
+}
+
+TEST(TimingConfirmation, IsEnforcedOnBothTargets) {
+  EXPECT_TRUE(confirmation_enforced("host"));
+  EXPECT_TRUE(confirmation_enforced("cuda"));
+  EXPECT_FALSE(confirmation_enforced("triton")) << "a target kbench does not know is never said to be confirmed";
 }
 
 TEST(TimingConfirmation, AnHonestMedianIsUpheldAndATenfoldClaimIsNot) {
