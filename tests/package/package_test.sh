@@ -28,12 +28,12 @@ step() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 # 1. The package, from a build of its own (host target, no tests): incremental across runs.
 # Optimized without debug information, as Debian ships binaries (dh_strip moves debug info out of
-# the package); it is also the cheapest full build, which matters on CI's two cores, where this
-# build runs beside the test suite.
+# the package), and a unity build as scripts/setup configures: the cheapest full build, which matters
+# on CI's two cores, where this build runs beside the test suite.
 step "building the package"
 build=$work/build
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DKBENCH_UNITY_BUILD=ON \
     "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" -DKBENCH_CUDA=OFF -DKBENCH_BUILD_TESTS=OFF \
     ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher -DCMAKE_C_COMPILER_LAUNCHER=$launcher} >/dev/null
 fi
