@@ -708,7 +708,7 @@ class ShapeRun {
       // Evidence, not load: too slow even with the calling thread's wait for a CPU forgiven, in a run on a
       // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
       // run: shared caches and memory bandwidth, which no scheduler statistic shows).
-      if (is_tampering_evidence(median, unloaded, waited / wall)) ++tampered_runs;
+      if (is_tampering_evidence(args_.target, median, unloaded, waited / wall)) ++tampered_runs;
       most_waited = std::max(most_waited, waited / wall);
       say(fmt::format("confirmation {}: {:.3f} us per call against a claimed {:.3f} us ({:.0f}% of it waiting for a "
                       "CPU)",
@@ -722,6 +722,11 @@ class ShapeRun {
         "that is not timing noise",
         k, rec.per_call_seconds * 1e6, rec.attempts, rec.wall_seconds * 1e3, allow.per_call * 1e6, allow.fixed * 1e3,
         median * 1e6, kConfirmationSlack);
+    if (tampered_runs == 0 && args_.target == "cuda")
+      return fail(Reason::timing_unconfirmed,
+                  fmt::format("{}; but other processes' work on the GPU, which kbench cannot see, could explain up to {:.0f}x: "
+                              "kbench cannot tell tampering from a shared GPU here; judge it again with the GPU to itself",
+                              figures, kLoadedEvidenceSlack));
     if (tampered_runs == 0)
       return fail(Reason::timing_unconfirmed,
                   fmt::format("{}; but the thread calling kb_run spent up to {:.0f}% of each run waiting for a CPU, which "
@@ -730,7 +735,7 @@ class ShapeRun {
                               figures, 100 * most_waited));
     return fail(Reason::timing_tampered,
                 fmt::format("{} ({} of the {} runs too slow even with the calling thread's wait for a CPU forgiven: more than "
-                            "{:.0f}x on a quiet machine, or {:.0f}x on a loaded one)",
+                            "{:.0f}x on a quiet machine, or {:.0f}x on a loaded one or a GPU)",
                             figures, tampered_runs, rec.attempts, kConfirmationSlack, kLoadedEvidenceSlack));
   }
 

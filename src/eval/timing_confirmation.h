@@ -93,11 +93,13 @@ struct ConfirmationCosts {
 //     request's round trip through two pipes and one wait;
 //   cuda: kCudaPerCallSeconds, 50 us: calls back to back pay the host's side of every launch
 //     (kbench's perturbation, the solution's launches, CUPTI's callback on each API call), which
-//     the cold samples leave out by design (they run behind a blocking kernel). Measured on an
-//     H200 (2026-11-27, the deck's cuda corpus): kernels of a few microseconds needed 12-20 us a
-//     call beyond 2x their median (kahan_softmax 4.1 us, l1_softmax 4.3 us, l1_layernorm 11.1 us);
-//     50 us is 2.5x the largest. kCudaFixedSeconds, 6 ms: paged_attention's runs showed about 3 ms
-//     of fixed cost (CUPTI's activity flush, the fingerprints' buffers), taken twice.
+//     the cold samples leave out by design (they run behind a blocking kernel). Measured with the
+//     deck's cuda corpus (2026-11-27): on an H100, calls of a few microseconds took 11-30 us more
+//     back to back than their median (topk's radix select 18-30 us, softmax 8-19 us, kahan_softmax
+//     9-19 us); on an H200, 12-20 us beyond 2x their median (kahan_softmax 4.1 us, l1_softmax
+//     4.3 us, l1_layernorm 11.1 us). 50 us is 1.7x the largest. kCudaFixedSeconds, 6 ms:
+//     paged_attention's runs on the H200 showed about 3 ms of fixed cost (CUPTI's activity flush,
+//     the fingerprints' buffers), taken twice.
 // On cuda a solution can therefore understate its time by up to kConfirmationSlack + per_call /
 // median: 2.5x for a 100 us kernel, 12x for a 5 us one (docs/threat-model.md).
 inline constexpr double kPerCallSeconds = 10e-6;
@@ -117,8 +119,14 @@ double confirmed_seconds_per_call(double wall, size_t calls, const ConfirmationA
 // Whether a confirmed per-call time upholds the claimed median.
 bool upholds(double claimed_median, double confirmed_per_call);
 
-// Whether a failing run is evidence of tampering: `unloaded_per_call` is its per-call time with the
-// calling thread's wait for a CPU taken off W, `waited_fraction` that wait over W.
-bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction);
+// Whether a failing run on `target` is evidence of tampering: `unloaded_per_call` is its per-call
+// time with the calling thread's wait for a CPU taken off W, `waited_fraction` that wait over W.
+// On cuda the machine is never known to be quiet: other processes' kernels share the GPU (an
+// agent's own test binary beside another run's evaluation, outside kbench's GPU lock) and no
+// statistic the parent reads shows them, so there only more than kLoadedEvidenceSlack x the claim
+// is evidence; between kConfirmationSlack and that the verdict is `timing_unconfirmed` (an error,
+// no score), never a pass and never a fail.
+bool is_tampering_evidence(const std::string& target, double claimed_median, double unloaded_per_call,
+                           double waited_fraction);
 
 }  // namespace kb

@@ -89,14 +89,23 @@ TEST(TimingConfirmation, AnHonestMedianIsUpheldAndATenfoldClaimIsNot) {
 
 TEST(TimingConfirmation, LoadIsForgivenButNotWithoutLimit) {
   // 3 ms a call against a 1 ms claim: evidence on a quiet machine, not on a loaded one...
-  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, 0.0));
-  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, kQuietWaitFraction));
-  EXPECT_FALSE(is_tampering_evidence(1e-3, 3e-3, 0.5));
+  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 3e-3, 0.0));
+  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 3e-3, kQuietWaitFraction));
+  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, 3e-3, 0.5));
   // ...where only more than kLoadedEvidenceSlack times the claim is.
-  EXPECT_FALSE(is_tampering_evidence(1e-3, kLoadedEvidenceSlack * 1e-3, 0.5));
-  EXPECT_TRUE(is_tampering_evidence(1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
+  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, kLoadedEvidenceSlack * 1e-3, 0.5));
+  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
   // Within the slack is never evidence.
-  EXPECT_FALSE(is_tampering_evidence(1e-3, 2e-3, 0.0));
+  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, 2e-3, 0.0));
+}
+
+TEST(TimingConfirmation, OnCudaTheGpusOtherUsersAreInvisibleSoOnlyTheLoadedSlackIsEvidence) {
+  // No CPU wait at all, yet another process's kernels may have shared the GPU: 3x is not evidence...
+  EXPECT_FALSE(is_tampering_evidence("cuda", 1e-3, 3e-3, 0.0));
+  EXPECT_FALSE(is_tampering_evidence("cuda", 1e-3, kLoadedEvidenceSlack * 1e-3, 0.0));
+  // ...more than kLoadedEvidenceSlack times the claim is, quiet CPU or not.
+  EXPECT_TRUE(is_tampering_evidence("cuda", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.0));
+  EXPECT_TRUE(is_tampering_evidence("cuda", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
 }
 
 TEST(RunDelay, ReadsThisProcesssThreadsAndTheirGrowth) {
