@@ -13,6 +13,8 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include "core/hash.h"
 #include "core/stats.h"
 #include "core/version.h"
@@ -708,7 +710,13 @@ class ShapeRun {
       // Evidence, not load: too slow even with the calling thread's wait for a CPU forgiven, in a run on a
       // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
       // run: shared caches and memory bandwidth, which no scheduler statistic shows).
-      if (is_tampering_evidence(args_.target, median, unloaded, waited / wall)) ++tampered_runs;
+      // Contention the scheduler cannot show: other processes on the GPU (nullopt on the host).
+      std::set<long> ours = {static_cast<long>(getpid())};
+      for (const auto& [tid, delay] : before) ours.insert(tid);  // the worker's tree (threads include processes)
+      const std::optional<GpuSharing> sharing = target_->device_sharing(ours);
+      if (sharing) rec.gpu_sharing = gpu_sharing_name(*sharing);
+      if (is_tampering_evidence(median, unloaded, waited / wall, !sharing || *sharing == GpuSharing::exclusive))
+        ++tampered_runs;
       most_waited = std::max(most_waited, waited / wall);
       say(fmt::format("confirmation {}: {:.3f} us per call against a claimed {:.3f} us ({:.0f}% of it waiting for a "
                       "CPU)",
@@ -722,11 +730,15 @@ class ShapeRun {
         "that is not timing noise",
         k, rec.per_call_seconds * 1e6, rec.attempts, rec.wall_seconds * 1e3, allow.per_call * 1e6, allow.fixed * 1e3,
         median * 1e6, kConfirmationSlack);
-    if (tampered_runs == 0 && args_.target == "cuda")
+    if (tampered_runs == 0 && !rec.gpu_sharing.empty() && rec.gpu_sharing != gpu_sharing_name(GpuSharing::exclusive))
       return fail(Reason::timing_unconfirmed,
-                  fmt::format("{}; but other processes' work on the GPU, which kbench cannot see, could explain up to {:.0f}x: "
-                              "kbench cannot tell tampering from a shared GPU here; judge it again with the GPU to itself",
-                              figures, kLoadedEvidenceSlack));
+                  fmt::format("{}; but {}, and their work on the GPU could explain up to {:.0f}x: kbench cannot tell "
+                              "tampering from a shared GPU here; judge it again with the GPU to itself",
+                              figures,
+                              rec.gpu_sharing == gpu_sharing_name(GpuSharing::shared)
+                                  ? "other processes had a context on the GPU (nvidia-smi)"
+                                  : "kbench could not see which processes used the GPU (nvidia-smi did not list its own)",
+                              kLoadedEvidenceSlack));
     if (tampered_runs == 0)
       return fail(Reason::timing_unconfirmed,
                   fmt::format("{}; but the thread calling kb_run spent up to {:.0f}% of each run waiting for a CPU, which "

@@ -33,7 +33,8 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
                          {"per_call_seconds", c.per_call_seconds},
                          {"allowance", {{"per_call_seconds", c.allowance_per_call}, {"fixed_seconds", c.allowance_fixed}}},
                          {"judged_call", c.judged_call},
-                         {"enforced", c.enforced}};
+                         {"enforced", c.enforced},
+                         {"gpu_sharing", c.gpu_sharing.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.gpu_sharing)}};
   }
   if (with_samples) {
     j["samples"] = r.samples;

@@ -25,6 +25,9 @@ struct ConfirmationRecord {
   double allowance_per_call = 0, allowance_fixed = 0;
   size_t judged_call = 0;          // the call whose outputs were fetched and judged
   bool enforced = true;            // a failed confirmation fails the solution (confirmation_enforced)
+  // Others on the GPU during a run that did not uphold the claim (target/gpu_sharing.h:
+  // "exclusive", "shared", "unknown"); empty when every run upheld it, or on the host.
+  std::string gpu_sharing;
 };
 
 struct TimingRecord {

@@ -47,9 +47,9 @@ bool upholds(double claimed_median, double confirmed_per_call) {
   return confirmed_per_call <= kConfirmationSlack * claimed_median;
 }
 
-bool is_tampering_evidence(const std::string& target, double claimed_median, double unloaded_per_call,
-                           double waited_fraction) {
-  const bool quiet = target != "cuda" && waited_fraction <= kQuietWaitFraction;
+bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction,
+                           bool hidden_contention_ruled_out) {
+  const bool quiet = hidden_contention_ruled_out && waited_fraction <= kQuietWaitFraction;
   const double slack = quiet ? kConfirmationSlack : kLoadedEvidenceSlack;
   return unloaded_per_call > slack * claimed_median;
 }

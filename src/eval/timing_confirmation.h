@@ -119,14 +119,16 @@ double confirmed_seconds_per_call(double wall, size_t calls, const ConfirmationA
 // Whether a confirmed per-call time upholds the claimed median.
 bool upholds(double claimed_median, double confirmed_per_call);
 
-// Whether a failing run on `target` is evidence of tampering: `unloaded_per_call` is its per-call
-// time with the calling thread's wait for a CPU taken off W, `waited_fraction` that wait over W.
-// On cuda the machine is never known to be quiet: other processes' kernels share the GPU (an
-// agent's own test binary beside another run's evaluation, outside kbench's GPU lock) and no
-// statistic the parent reads shows them, so there only more than kLoadedEvidenceSlack x the claim
-// is evidence; between kConfirmationSlack and that the verdict is `timing_unconfirmed` (an error,
-// no score), never a pass and never a fail.
-bool is_tampering_evidence(const std::string& target, double claimed_median, double unloaded_per_call,
-                           double waited_fraction);
+// Whether a failing run is evidence of tampering: `unloaded_per_call` is its per-call time with the
+// calling thread's wait for a CPU taken off W, `waited_fraction` that wait over W, and
+// `hidden_contention_ruled_out` whether contention the scheduler statistics cannot show is ruled
+// out: always on the host (its one shared resource is the CPU); on cuda only when the driver's
+// listing shows kbench's processes and no other on the GPU (target/gpu_sharing.h), since another
+// process's kernels (an agent's own test binary, outside kbench's GPU lock) slow the calls
+// invisibly. Without that, only more than kLoadedEvidenceSlack x the claim is evidence; between
+// kConfirmationSlack and that the verdict is `timing_unconfirmed` (an error, no score), never a
+// pass and never a fail.
+bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction,
+                           bool hidden_contention_ruled_out);
 
 }  // namespace kb

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <vector>
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "core/perturb.h"
 #include "target/ceilings.h"
+#include "target/gpu_sharing.h"
 
 namespace kb {
 
@@ -192,6 +194,13 @@ class Target {
   // they never crossed the memory bus inside the timed interval (the GPU's L2: stores default to
   // write-back, PTX ISA "Cache Operators", st.wb). 0 keeps every byte in the physics check.
   virtual uint64_t write_back_cache_bytes() const { return 0; }
+  // Whether processes other than `ours` (kbench's, by pid) compute on the device, where the
+  // scheduler statistics cannot show it (target/gpu_sharing.h); nullopt on a target whose only
+  // shared resource is the CPU (the host: its load is in the statistics).
+  virtual std::optional<GpuSharing> device_sharing(const std::set<long>& ours) const {
+    (void)ours;
+    return std::nullopt;
+  }
 };
 
 // "host", "cuda", or "auto" (cuda when this kbench was built with it and a GPU is present).

@@ -12,6 +12,7 @@
 
 #include "eval/run_delay.h"
 #include "eval/timing_confirmation.h"
+#include "target/gpu_sharing.h"
 
 namespace kb {
 namespace {
@@ -89,23 +90,49 @@ TEST(TimingConfirmation, AnHonestMedianIsUpheldAndATenfoldClaimIsNot) {
 
 TEST(TimingConfirmation, LoadIsForgivenButNotWithoutLimit) {
   // 3 ms a call against a 1 ms claim: evidence on a quiet machine, not on a loaded one...
-  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 3e-3, 0.0));
-  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 3e-3, kQuietWaitFraction));
-  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, 3e-3, 0.5));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, 0.0, true));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 3e-3, kQuietWaitFraction, true));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, 3e-3, 0.5, true));
   // ...where only more than kLoadedEvidenceSlack times the claim is.
-  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, kLoadedEvidenceSlack * 1e-3, 0.5));
-  EXPECT_TRUE(is_tampering_evidence("host", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, kLoadedEvidenceSlack * 1e-3, 0.5, true));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5, true));
   // Within the slack is never evidence.
-  EXPECT_FALSE(is_tampering_evidence("host", 1e-3, 2e-3, 0.0));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, 2e-3, 0.0, true));
 }
 
-TEST(TimingConfirmation, OnCudaTheGpusOtherUsersAreInvisibleSoOnlyTheLoadedSlackIsEvidence) {
+TEST(TimingConfirmation, ContentionTheSchedulerCannotShowMustBeRuledOutForTheQuietSlack) {
   // No CPU wait at all, yet another process's kernels may have shared the GPU: 3x is not evidence...
-  EXPECT_FALSE(is_tampering_evidence("cuda", 1e-3, 3e-3, 0.0));
-  EXPECT_FALSE(is_tampering_evidence("cuda", 1e-3, kLoadedEvidenceSlack * 1e-3, 0.0));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, 3e-3, 0.0, false));
+  EXPECT_FALSE(is_tampering_evidence(1e-3, kLoadedEvidenceSlack * 1e-3, 0.0, false));
   // ...more than kLoadedEvidenceSlack times the claim is, quiet CPU or not.
-  EXPECT_TRUE(is_tampering_evidence("cuda", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.0));
-  EXPECT_TRUE(is_tampering_evidence("cuda", 1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.0, false));
+  EXPECT_TRUE(is_tampering_evidence(1e-3, 1.01 * kLoadedEvidenceSlack * 1e-3, 0.5, false));
+}
+
+// nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader, as the driver lists them.
+TEST(GpuSharing, TheDriversListingRulesOthersOutOnlyWhenItShowsKbenchItself) {
+  const std::string gpu = "GPU-8e2f0c1a-1111-2222-3333-444455556666", other_gpu = "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd";
+  const std::set<long> ours = {4242, 4250};
+  EXPECT_EQ(parse_compute_apps("4250, " + gpu + "\n", gpu, ours), GpuSharing::exclusive);
+  EXPECT_EQ(parse_compute_apps("4250, " + gpu + "\n4242, " + gpu + "\n999, " + other_gpu + "\n", gpu, ours),
+            GpuSharing::exclusive)
+      << "a process on another GPU of the machine shares nothing";
+  EXPECT_EQ(parse_compute_apps("4250, " + gpu + "\n777, " + gpu + "\n", gpu, ours), GpuSharing::shared);
+  // A listing that does not show kbench's own worker (a PID namespace other than the driver's,
+  // or no processes at all) rules nothing out.
+  EXPECT_EQ(parse_compute_apps("777, " + gpu + "\n", gpu, ours), GpuSharing::unknown);
+  EXPECT_EQ(parse_compute_apps("", gpu, ours), GpuSharing::unknown);
+  EXPECT_EQ(parse_compute_apps("No running processes found\n", gpu, ours), GpuSharing::unknown);
+  EXPECT_EQ(parse_compute_apps("[Insufficient Permissions], " + gpu + "\n4250, " + gpu + "\n", gpu, ours),
+            GpuSharing::unknown);
+  EXPECT_EQ(parse_compute_apps("4250, " + other_gpu + "\n", gpu, ours), GpuSharing::unknown);
+  EXPECT_STREQ(gpu_sharing_name(GpuSharing::shared), "shared");
+}
+
+TEST(GpuSharing, WithoutNvidiaSmiNothingIsRuledOut) {
+  // This machine may have no driver (CI): then the answer must be unknown, never exclusive.
+  const GpuSharing s = gpu_sharing("GPU-00000000-0000-0000-0000-000000000000", {static_cast<long>(getpid())});
+  EXPECT_NE(s, GpuSharing::exclusive) << "no GPU of that UUID can list this process";
 }
 
 TEST(RunDelay, ReadsThisProcesssThreadsAndTheirGrowth) {

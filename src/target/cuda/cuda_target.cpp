@@ -92,6 +92,10 @@ class CudaTarget final : public Target {
     return fmt::format("cuda | {} | {} | CUDA driver {}", id.uuid, id.name, id.driver_version);
   }
 
+  std::optional<GpuSharing> device_sharing(const std::set<long>& ours) const override {
+    return gpu_sharing(cuda_device_identity(0).uuid, ours);
+  }
+
   bool gpu_reference(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& inputs,
                      const std::vector<HostTensor>& weights, std::vector<std::vector<double>>& expected) const override {
     return run_cuda_gpu_reference(p, shape, inputs, weights, expected);
