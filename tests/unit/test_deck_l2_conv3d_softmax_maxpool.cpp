@@ -2,8 +2,9 @@
 // shape against PyTorch's pooling formula, the cost formulas against a hand count, the oracle against
 // a hand-computed case and its sampled rows against its full output, and the tolerance's calibration
 // in both directions (CALIBRATION.md): a CPU emulation of the honest fused kernel (fp32 FMA chains,
-// fp32 softmax) passes kbench's judge on every shape, while the same with TF32 or bf16 operands (the
-// exploit solutions/exploit-cuda-bf16-operands) fails it — and passes KernelBench v3's own check.
+// fp32 softmax) passes kbench's judge on every shape, while the same with TF32 operands (the exploit
+// solutions/exploit-cuda-tf32-operands) or bf16 operands fails it; KernelBench v3's own check passes
+// the TF32 one (the bf16 one comes within reach of v3's bound, ~1e-3 absolute).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -159,15 +160,15 @@ TEST(DeckL2Conv3dSoftmaxMaxPool, ToleranceAcceptsFp32AndRejectsTf32AndBf16Operan
       for (Variant v : {Variant::fp32, Variant::tf32_operands, Variant::bf16_operands}) {
         const auto got = emulate(in[0], wt[0], wt[1], v);
         const auto verdict = judge(p, 0, shapes[k], got, expected);
-        std::printf(" %s max rel err %.2g (%s);", name_of(v), kb::v3test::max_rel_error(got, expected),
-                    verdict.pass ? "pass" : "fail");
+        std::printf(" %s max rel err %.2g, max abs err %.2g (%s);", name_of(v), kb::v3test::max_rel_error(got, expected),
+                    verdict.max_abs_err, verdict.pass ? "pass" : "fail");
         if (v == Variant::fp32) {
           EXPECT_TRUE(verdict.pass) << "shape " << k << " seed " << seed << ": " << verdict.message;
         } else {
           EXPECT_FALSE(verdict.pass) << name_of(v) << " passes shape " << k << " seed " << seed;
           EXPECT_EQ(verdict.failure, kb::Reason::mismatch) << verdict.message;
         }
-        if (k == 0 && v != Variant::fp32) {  // v3's data: its global check passes both
+        if (k == 0 && v == Variant::tf32_operands) {  // v3's data: its global check passes the exploit
           EXPECT_TRUE(kb::v3test::v3_check_passes(got, expected)) << name_of(v) << " seed " << seed;
         }
       }
