@@ -412,6 +412,23 @@ TEST(DeckL2LinearGeluSoftmax, TheTanhGeluPassesV3AndFailsHere) {
   std::printf("[ figures  ] tanh GELU: excess %.3g\n", verdict.worst.at(0).excess);
 }
 
+// l2_linear_scale_residual's exploit (solutions/exploit-cuda-tf32): the layer on TF32 operands
+// rounded to nearest (WMMA after __float_to_tf32), emulated on v3's N and K, passes v3's global
+// check and fails kbench's per-element tolerance.
+TEST(DeckL2LinearScaleResidual, ATf32ProductPassesV3AndFailsHere) {
+  const kb::Problem p = load("l2_linear_scale_residual");
+  const kb::ShapeCase s = resized(p, 0, {{"M", 4}});
+  const auto in = kb::generate_inputs(p, s, 1);
+  const auto w = kb::generate_weights(p, s, 1);
+  const auto expected = oracle_values(p, s, in, w).at(0);
+  const auto got = scale_residual<float>(Case{p, s, in, w}, emulated_linear(Operands::tf32_nearest)).at(0);
+  EXPECT_TRUE(kb::v3test::v3_check_passes(got, expected));
+  const auto verdict = judge(p, 0, s, got, expected);
+  EXPECT_EQ(verdict.failure, kb::Reason::mismatch) << verdict.message;
+  ASSERT_FALSE(verdict.worst.empty());
+  EXPECT_GT(verdict.worst.at(0).excess, 3.0);
+}
+
 // l2_linear_mean_softmax's exploit (solutions/exploit-cuda-uniform): a row of 1/N, no layer at all,
 // passes v3's global check on v3's shape (the mean's logits are within ~0.05 of each other) and
 // fails kbench's per-element tolerance by orders of magnitude.
