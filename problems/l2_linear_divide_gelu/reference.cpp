@@ -1,7 +1,7 @@
-// fp64 oracle for l2_linear_divide_gelu (KernelBench v3's 86_Matmul_Divide_GELU):
-// out = gelu(y / 10.0), the exact (erf) GELU, with y = x W^T + b, composed from the deck's ops on the rows asked for (every row when all are).
-// The whole linear, 128 x 4096 -> 4096, takes the CPU 0.65 s (src/deck/ops/matmul.h), so the
-// problem needs no GPU reference.
+// fp64 oracle for l2_linear_divide_gelu (KernelBench v3's 86_Matmul_Divide_GELU): out = gelu(y /
+// 10.0), the exact (erf) GELU, with y = x W^T + b, composed from the deck's ops on the rows
+// asked for (every row when all are). The whole linear, 128 x 4096 -> 4096, takes the CPU 0.65 s
+// (src/deck/ops/matmul.h), so the problem needs no GPU reference.
 #include "deck/ops/activations.h"
 #include "deck/ops/matmul.h"
 #include "deck/ops/rows.h"
