@@ -1,4 +1,5 @@
 #include "eval/baseline_cache.h"
+#include "eval/baseline_stage.h"
 
 #include <fmt/format.h>
 
@@ -66,6 +67,10 @@ std::string baseline_cache_key(const Problem& problem, const std::string& target
                                      kBaselineCacheFormat, kbench_version, problem.name, target, device_fingerprint,
                                      options_material(baseline_options).dump());
   material += problem_material(problem.dir);
+  // The deck's kit, which a baseline may include too (eval/baseline_stage.h); the problem's own kit is
+  // in its folder, above.
+  for (const auto& kit : baseline_kits(problem))
+    if (kit != problem.dir / "kit") material += "\ndeck kit\n" + problem_material(kit);
   // 128 bits from two keyed 64-bit hashes: a collision between two keys is out of reach.
   return fmt::format("{:016x}{:016x}", buffer_hash(material.data(), material.size(), 0x626173656c696e65ull),
                      buffer_hash(material.data(), material.size(), 0x6b62656e63686263ull));

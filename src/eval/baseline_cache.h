@@ -7,7 +7,8 @@
 // result.json records it (eval/result.h). The key hashes everything that can change the record:
 //   - kbench's version (its checks, its timing, its build flags);
 //   - the problem: its name and every file of its folder but its solutions/ (problem.toml, the
-//     baseline's source, the oracle and generators, the kit the baseline may include);
+//     baseline's source, the oracle and generators, the problem's kit), and every file of the
+//     deck's kit, which the baseline may include too (eval/baseline_stage.h);
 //   - the target and the device's fingerprint (Target::device_fingerprint: GPU UUID and driver's
 //     CUDA version; the host machine, CPU model and thread count);
 //   - the timing policy the baseline is timed under, and the options that choose what is judged

@@ -23,6 +23,7 @@
 #include "eval/annotate.h"
 #include "eval/baseline_cache.h"
 #include "eval/baseline_comparison.h"
+#include "eval/baseline_stage.h"
 #include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
@@ -956,24 +957,6 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
   } catch (const std::exception& e) {
     return finish({Reason::internal_error, std::string("kbench could not complete the evaluation: ") + e.what()});
   }
-}
-
-// The problem's baseline source for a target: baseline.cu (cuda) or baseline.cpp (host), whether
-// or not the problem has one.
-fs::path baseline_source(const Problem& p, const std::string& target) {
-  return p.dir / (target == "cuda" ? "baseline.cu" : "baseline.cpp");
-}
-
-// The problem's baseline for this target, staged as a solution folder (baseline.cu becomes
-// solution.cu) so it is built and judged by exactly the same path; nullopt when it has none.
-std::optional<fs::path> stage_baseline(const Problem& p, const std::string& target, const fs::path& work_dir) {
-  const fs::path src = baseline_source(p, target);
-  if (!fs::is_regular_file(src)) return std::nullopt;
-  const fs::path dir = work_dir / "baseline-source";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::copy_file(src, dir / ("solution" + src.extension().string()));
-  return dir;
 }
 
 // The options the baseline is evaluated with: the solution's, judged in full by the same path,

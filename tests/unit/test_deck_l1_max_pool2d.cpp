@@ -2,7 +2,8 @@
 // PyTorch's formula on every shape, the cost formulas against a hand count, the oracle against a
 // hand-computed case, and the exact tolerance in both directions (CALIBRATION.md): the honest
 // kernel's selection (emulated in fp32) passes every shape; padding taken as 0 instead of -inf, and
-// bf16 inputs, fail.
+// bf16 inputs, fail; and the exploit that builds v3's pooling in (solutions/exploit-cuda-v3-pooling-only)
+// passes v3's check on v3's shape and fails kbench's other shapes as `mismatch`.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,12 +27,15 @@ Pool pool_of(const kb::ShapeCase& c) {
   return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
 }
 
-enum class Variant { honest_fp32, zero_padding, bf16_inputs };
+enum class Variant { honest_fp32, zero_padding, bf16_inputs, v3_pooling_only };
 
 // The honest kernel's selection (solutions/cuda-window-per-thread) on the CPU; zero_padding lets the
-// padding take part as 0 (a kernel that pads with zeros), bf16_inputs rounds x first.
-std::vector<double> emulate(const kb::HostTensor& x, const Pool& q, Variant v) {
-  const int64_t oh = q.out(q.height), ow = q.out(q.width);
+// padding take part as 0 (a kernel that pads with zeros), bf16_inputs rounds x first, v3_pooling_only
+// writes the shape's outputs with v3's window (k2 s2 p1 d3) whatever the shape's pooling.
+std::vector<double> emulate(const kb::HostTensor& x, const Pool& shape_pool, Variant v) {
+  const int64_t oh = shape_pool.out(shape_pool.height), ow = shape_pool.out(shape_pool.width);
+  Pool q = shape_pool;
+  if (v == Variant::v3_pooling_only) q.k = 2, q.s = 2, q.p = 1, q.d = 3;
   std::vector<double> y(static_cast<size_t>(q.batch * q.channels * oh * ow));
   for (int64_t plane = 0; plane < q.batch * q.channels; ++plane)
     for (int64_t i = 0; i < oh; ++i)
@@ -104,6 +108,27 @@ TEST(DeckL1MaxPool2d, ExactToleranceAcceptsTheSelectionAndRejectsZeroPaddingAndB
           << "zero padding passes shape " << k << " seed " << seed;
       EXPECT_FALSE(judge(p, 0, shapes[k], emulate(inputs[0], q, Variant::bf16_inputs), expected).pass)
           << "bf16 inputs pass shape " << k << " seed " << seed;
+    }
+}
+
+// The exploit's selection: exact on v3's shape (v3's check and kbench's pass it there), the wrong
+// window on the other shapes, where every output is still written: `mismatch`, not `unwritten`.
+TEST(DeckL1MaxPool2d, V3PoolingBuiltInPassesV3sShapeOnlyAndFailsAsMismatch) {
+  const kb::Problem p = kb::v3test::load("l1_max_pool2d");
+  const auto shapes = small_shapes(p);
+  for (size_t k = 0; k < shapes.size(); ++k)
+    for (uint64_t seed : {1, 2, 3}) {
+      const auto inputs = kb::generate_inputs(p, shapes[k], seed);
+      const auto expected = oracle_values(p, shapes[k], inputs).at(0);
+      const auto got = emulate(inputs[0], pool_of(shapes[k]), Variant::v3_pooling_only);
+      const auto verdict = judge(p, 0, shapes[k], got, expected);
+      if (k == 0) {
+        EXPECT_TRUE(kb::v3test::v3_check_passes(got, expected)) << "seed " << seed;
+        EXPECT_TRUE(verdict.pass) << "seed " << seed << ": " << verdict.message;
+      } else {
+        EXPECT_FALSE(verdict.pass) << "shape " << k << " seed " << seed;
+        EXPECT_EQ(verdict.failure, kb::Reason::mismatch) << "shape " << k << " seed " << seed << ": " << verdict.message;
+      }
     }
 }
 

@@ -1,11 +1,14 @@
 // An honest fp32 GEMM on the CUDA cores, shared by the deck's solutions of KernelBench v3's matrix
 // products (l1_square_matmul, l1_matmul, l1_irregular_matmul, l1_bmm, l1_tall_skinny_matmul):
 // C[b] = A[b] B[b] for a batch of row-major matrices, A[b] (M, K), B[b] (K, N), C[b] (M, N), any
-// sizes, any leading dimensions.
+// sizes, any leading dimensions; and by the level-2 Linear chains (l2_linear_*): y = x W^T + b with
+// W (N, K) as nn.Linear stores it, followed by an elementwise epilogue applied to each element as
+// it is stored (linear() below).
 //
 // Every output element is one fp32 FMA chain over k in ascending order (no split-K, no tensor
 // cores, no operand narrowed to TF32 or bf16): the arithmetic the problems' fp32 tolerance is
-// calibrated for (problems/l1_square_matmul/CALIBRATION.md). A block computes a 128 x 128 tile of
+// calibrated for (problems/l1_square_matmul/CALIBRATION.md, problems/l2_linear_*/CALIBRATION.md).
+// A block computes a 128 x 128 tile of
 // C in steps of 8 along k; each of its 256 threads holds an 8 x 8 sub-tile in registers (two 4 x 4
 // quarters 64 rows and 64 columns apart, so that its shared-memory reads are float4 and the warp's
 // are contiguous). The next k-step is loaded from global memory into registers while the current
@@ -24,6 +27,8 @@
 namespace v3gemm {
 
 // One batched GEMM. Strides are in elements; a batch stride of 0 shares that operand.
+// With b_transposed, B[b] is given as its transpose, row-major (N, K): element (k, n) is at
+// b[n * ldb + k] (nn.Linear's weight W for y = x W^T).
 struct Gemm {
   const float* a = nullptr;
   const float* b = nullptr;
@@ -31,13 +36,22 @@ struct Gemm {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  bool b_transposed = false;
+};
+
+// The epilogue of a plain product: each element stored as accumulated.
+struct StoreAsIs {
+  __device__ __forceinline__ float operator()(float acc, int64_t /*m*/, int64_t /*n*/) const { return acc; }
 };
 
 constexpr int kTileM = 128, kTileN = 128, kTileK = 8, kThreads = 256;
 // Elements of the A and B tiles each thread loads per k-step.
 constexpr int kLoadsA = kTileM * kTileK / kThreads, kLoadsB = kTileK * kTileN / kThreads;
 
-__global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_kernel(Gemm g) {
+// One block's 128 x 128 tile. `epilogue(acc, m, n)` gives the value stored at C(m, n) from that
+// element's fp32 sum: a trivially copyable functor, passed by value (kernel parameter space).
+template <bool kTransposedB, class Epilogue>
+__device__ __forceinline__ void gemm_tile(const Gemm& g, const Epilogue& epilogue) {
   __shared__ __align__(16) float as[2][kTileK][kTileM];  // A tile, transposed: as[k][row]
   __shared__ __align__(16) float bs[2][kTileK][kTileN];
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -58,9 +72,15 @@ __global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_kernel(Gemm g) {
     }
 #pragma unroll
     for (int i = 0; i < kLoadsB; ++i) {
-      const int e = tid + i * kThreads, kk = e / kTileN, col = e % kTileN;
-      const int64_t k = k0 + kk, n = n0 + col;
-      rb[i] = k < g.k && n < g.n ? b[k * g.ldb + n] : 0.f;
+      if constexpr (kTransposedB) {  // as A: consecutive threads take consecutive k of a row of W
+        const int e = tid + i * kThreads, col = e / kTileK, kk = e % kTileK;
+        const int64_t k = k0 + kk, n = n0 + col;
+        rb[i] = k < g.k && n < g.n ? b[n * g.ldb + k] : 0.f;
+      } else {
+        const int e = tid + i * kThreads, kk = e / kTileN, col = e % kTileN;
+        const int64_t k = k0 + kk, n = n0 + col;
+        rb[i] = k < g.k && n < g.n ? b[k * g.ldb + n] : 0.f;
+      }
     }
   };
   auto store = [&](int buf) {
@@ -72,7 +92,8 @@ __global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_kernel(Gemm g) {
 #pragma unroll
     for (int i = 0; i < kLoadsB; ++i) {
       const int e = tid + i * kThreads;
-      bs[buf][e / kTileN][e % kTileN] = rb[i];
+      if constexpr (kTransposedB) bs[buf][e % kTileK][e / kTileK] = rb[i];
+      else bs[buf][e / kTileN][e % kTileN] = rb[i];
     }
   };
 
@@ -110,20 +131,54 @@ __global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_kernel(Gemm g) {
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int64_t n = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
-      if (n < g.n) c[m * g.ldc + n] = acc[i][j];
+      if (n < g.n) c[m * g.ldc + n] = epilogue(acc[i][j], m, n);
     }
   }
 }
 
-// Enqueues the GEMM on `stream`. Grid dims y and z are limited to 65535: M up to 8.4M rows and
-// batches of up to 65535, far beyond the deck's shapes.
-inline cudaError_t fp32_tiled_gemm(const Gemm& g, cudaStream_t stream) {
+// The plain product, B not transposed (l1_matmul's exploit-cuda-whole-tiles launches it itself).
+__global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_kernel(Gemm g) { gemm_tile<false>(g, StoreAsIs{}); }
+
+template <bool kTransposedB, class Epilogue>
+__global__ void __launch_bounds__(kThreads) fp32_tiled_gemm_epilogue_kernel(Gemm g, Epilogue epilogue) {
+  gemm_tile<kTransposedB>(g, epilogue);
+}
+
+// Enqueues the GEMM on `stream`, each element passed through `epilogue` as it is stored. Grid dims
+// y and z are limited to 65535: M up to 8.4M rows and batches of up to 65535, far beyond the
+// deck's shapes.
+template <class Epilogue = StoreAsIs>
+inline cudaError_t fp32_tiled_gemm(const Gemm& g, cudaStream_t stream, Epilogue epilogue = {}) {
   if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return cudaErrorInvalidValue;
   const int64_t tiles_n = (g.n + kTileN - 1) / kTileN, tiles_m = (g.m + kTileM - 1) / kTileM;
   if (tiles_m > 65535 || g.batch > 65535 || tiles_n > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(tiles_n), static_cast<unsigned>(tiles_m), static_cast<unsigned>(g.batch));
-  fp32_tiled_gemm_kernel<<<grid, kThreads, 0, stream>>>(g);
+  if (g.b_transposed) fp32_tiled_gemm_epilogue_kernel<true><<<grid, kThreads, 0, stream>>>(g, epilogue);
+  else fp32_tiled_gemm_epilogue_kernel<false><<<grid, kThreads, 0, stream>>>(g, epilogue);
   return cudaGetLastError();
+}
+
+// nn.Linear's bias, then the caller's elementwise op: op(acc + bias[n], m, n). The bias is one fp32
+// addition after the whole dot product, as PyTorch's addmm (beta * bias + x W^T) adds it; one
+// rounding of a value of size ~1, far below the tolerances.
+template <class Op>
+struct BiasThen {
+  const float* bias;
+  Op op;
+  __device__ __forceinline__ float operator()(float acc, int64_t m, int64_t n) const { return op(acc + bias[n], m, n); }
+};
+
+// y (M, N) = op(x W^T + b): x (M, K) row-major, W (N, K) row-major (nn.Linear's weight), b (N),
+// y with leading dimension ldy (N for a dense output).
+template <class Op = StoreAsIs>
+inline cudaError_t linear(const float* x, const float* w, const float* bias, float* y, int64_t m, int64_t n, int64_t k,
+                          int64_t ldy, cudaStream_t stream, Op op = {}) {
+  Gemm g;
+  g.a = x, g.b = w, g.c = y;
+  g.m = m, g.n = n, g.k = k;
+  g.lda = k, g.ldb = k, g.ldc = ldy;
+  g.b_transposed = true;
+  return fp32_tiled_gemm(g, stream, BiasThen<Op>{bias, op});
 }
 
 }  // namespace v3gemm
