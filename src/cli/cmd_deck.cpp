@@ -131,12 +131,15 @@ void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
       for (const auto& p : deck) j.push_back(problem_json(p));
       std::cout << kb::json_text(j) << "\n";
     } else {
-      std::cout << fmt::format("{:<18} {:<12} {:<5} {:<8} {:<11} {}\n", "problem", "deck", "level", "regime", "targets",
-                               "shapes");
+      // The name column is as wide as the longest name listed (v3's level-2 names run to 39).
+      size_t name_width = std::string("problem").size();
+      for (const auto& p : deck) name_width = std::max(name_width, p.name.size());
+      std::cout << fmt::format("{:<{}} {:<12} {:<5} {:<8} {:<11} {}\n", "problem", name_width, "deck", "level", "regime",
+                               "targets", "shapes");
       for (const auto& p : deck) {
         std::string shapes;
         for (size_t i = 0; i < p.shapes.size(); ++i) shapes += (i ? "; " : "") + p.shape_label(i);
-        std::cout << fmt::format("{:<18} {:<12} {:<5} {:<8} {:<11} {}\n", p.name, p.deck, level_text(p.level),
+        std::cout << fmt::format("{:<{}} {:<12} {:<5} {:<8} {:<11} {}\n", p.name, name_width, p.deck, level_text(p.level),
                                  regime_name(p.regime), fmt::format("{}", fmt::join(p.targets, ",")), shapes);
       }
     }

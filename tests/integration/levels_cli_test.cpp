@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -69,6 +70,16 @@ TEST(Levels, ListShowsDeckAndLevelAndJsonHasNullForNone) {
   const std::string topk = r.output.substr(row + 1, r.output.find('\n', row + 1) - row - 1);
   EXPECT_NE(topk.find(" hard "), std::string::npos) << topk;
   EXPECT_NE(topk.find(" - "), std::string::npos) << topk;
+  // The columns line up however long a name is (v3's level-2 names are twice the old column's
+  // width): every row's deck starts where the header's "deck" does, after at least one space.
+  const size_t deck_col = header.find("deck");
+  std::istringstream rows(r.output.substr(r.output.find('\n') + 1));
+  for (std::string line; std::getline(rows, line);) {
+    if (line.empty()) continue;
+    ASSERT_GT(line.size(), deck_col) << line;
+    EXPECT_EQ(line[deck_col - 1], ' ') << line;
+    EXPECT_NE(line[deck_col], ' ') << "the deck column of this row is not where the header's is:\n" << header << "\n" << line;
+  }
 
   auto j = kbench({"list", "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.output;
