@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <functional>
 #include <future>
 #include <optional>
 #include <random>
@@ -226,21 +228,61 @@ class ShapeRun {
   }
 
   void set_library_kernels(const std::set<std::string>* names) { library_kernels_ = names; }
+  ShapeResult& result() { return r_; }
+
+  // What the evaluator's loop does at two points of this shape's run: start the next shape's
+  // worker once this one's kb_setup has returned (its start-up, a CUDA context and the solution's
+  // library, then overlaps this shape's checks), and wait for that start-up to finish before this
+  // shape's timing, so that nothing but the timed solution runs then. And the threads of that
+  // worker, which are kbench's own on the GPU (the timing confirmation's listing of the GPU's users).
+  struct Hooks {
+    std::function<void()> after_setup;
+    std::function<void()> before_timing;
+    std::function<void(std::set<long>&)> add_own_threads;
+  };
+  void set_hooks(Hooks h) { hooks_ = std::move(h); }
+
+  // Starts this shape's worker now, before run(): its start-up goes on while an earlier shape is
+  // judged. A failure to start is kept and reported by run() as this shape's.
+  void start_worker_early() {
+    const fs::path log = worker_log();
+    fs::remove(log);
+    try {
+      early_worker_ = std::make_unique<WorkerProcess>(WorkerProcess::StartOnly{}, args_, log, start_timeout(), o_.isolate, caps_);
+    } catch (...) {
+      early_failure_ = std::current_exception();
+    }
+  }
+  // Waits until the early worker has started (or failed to: kept for run()).
+  void wait_for_early_worker() {
+    if (!early_worker_ || early_failure_) return;
+    try {
+      early_worker_->wait_ready();
+    } catch (...) {
+      early_failure_ = std::current_exception();
+      early_worker_.reset();
+    }
+  }
+  void add_early_worker_threads(std::set<long>& ours) const {
+    if (!early_worker_ || early_worker_->pid() <= 0) return;
+    for (const auto& [tid, delay] : thread_run_delays(early_worker_->pid())) ours.insert(tid);
+  }
 
   // Returns true when the shape passed everything that was asked.
   bool run(const Target& target, const Ceilings* ceilings) {
     const bool pass = timed(r_.seconds.total, [&] { return run_phases(target, ceilings); });
     const ShapePhases& t = r_.seconds;
-    say(fmt::format("{:.1f} s: setup {:.1f} s, expected outputs {:.1f} s, worker calls {:.1f} s, judging {:.1f} s", t.total,
-                    t.setup, t.expected, t.worker, t.judging));
+    say(fmt::format("{:.1f} s: worker start {:.1f} s, setup {:.1f} s, expected outputs {:.1f} s, worker calls {:.1f} s, "
+                    "judging {:.1f} s",
+                    t.total, t.start, t.setup, t.expected, t.worker, t.judging));
     return pass;
   }
 
  private:
   bool run_phases(const Target& target, const Ceilings* ceilings) {
     target_ = &target;
-    const fs::path log = o_.work_dir / fmt::format("worker-shape{}.log", r_.index);
-    fs::remove(log);
+    const fs::path log = worker_log();
+    if (!early_worker_ && !early_failure_) fs::remove(log);
     hash_key_ = fresh_secret();
     weights_seed_ = fresh_secret();
     if (o_.check) check_seeds_ = check_seed_order();
@@ -265,7 +307,12 @@ class ShapeRun {
       return check_seeds_.empty() ? Case{} : make_case(p_, shape_, weights_, check_seeds_.front().first, hash_key_, target_);
     });
     try {
-      WorkerProcess w(args_, log, start_timeout(), o_.isolate, caps_);
+      std::unique_ptr<WorkerProcess> started = std::move(early_worker_);
+      if (early_failure_) std::rethrow_exception(early_failure_);
+      if (!started)
+        started = std::make_unique<WorkerProcess>(WorkerProcess::StartOnly{}, args_, log, start_timeout(), o_.isolate, caps_);
+      timed(r_.seconds.start, [&] { started->wait_ready(); });
+      WorkerProcess& w = *started;
       const int rc = timed(r_.seconds.setup, [&] {
         const int setup_rc = setup(w);
         weights_ready.get();
@@ -277,6 +324,7 @@ class ShapeRun {
                                 "of {} (--memory-limit raises it)",
                                 rc, byte_size_text(caps_.memory_bytes)));
       if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
+      if (hooks_.after_setup) hooks_.after_setup();
       if (o_.check && !check(w, std::move(first_case))) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
       w.finish(timeout_);
@@ -348,6 +396,8 @@ class ShapeRun {
 
   // The worker's start (bubblewrap, loading the library, the device's context and monitor) is
   // kbench's own work: it gets at least kWorkerStartSeconds even when calls get less.
+  fs::path worker_log() const { return o_.work_dir / fmt::format("worker-shape{}.log", r_.index); }
+
   std::chrono::milliseconds start_timeout() const {
     constexpr std::chrono::milliseconds kWorkerStartSeconds{30000};
     return std::max(timeout_, kWorkerStartSeconds);
@@ -504,6 +554,7 @@ class ShapeRun {
     // The input sets the timed calls rotate over (bench_seeds_, drawn before setup), and the secrets
     // that perturb every timed call's inputs and pick the re-checked calls (docs/evaluation.md).
     const std::vector<uint64_t>& seeds = bench_seeds_;
+    if (hooks_.before_timing) hooks_.before_timing();
     // The sets' inputs as generated, which every re-checked call's case starts from (a copy,
     // perturbed as its call was): made while the worker repeated calls where it did, and finished
     // before the timing starts, so that no work of the parent's runs beside it.
@@ -717,6 +768,7 @@ class ShapeRun {
       // Contention the scheduler cannot show: other processes on the GPU (nullopt on the host).
       std::set<long> ours = {static_cast<long>(getpid())};
       for (const auto& [tid, delay] : before) ours.insert(tid);  // the worker's tree (threads include processes)
+      if (hooks_.add_own_threads) hooks_.add_own_threads(ours);  // the next shape's worker, started early
       const std::optional<GpuSharing> sharing = target_->device_sharing(ours);
       if (sharing) rec.gpu_sharing = gpu_sharing_name(*sharing);
       if (is_tampering_evidence(median, unloaded, waited / wall, !sharing || *sharing == GpuSharing::exclusive))
@@ -801,6 +853,9 @@ class ShapeRun {
   std::chrono::milliseconds timeout_;  // of one request that makes one call
   WorkerLimits caps_;                  // the worker's log and memory caps (eval/worker_limits.h)
   bool setup_enomem_ = false;          // kb_setup failed with errno ENOMEM
+  Hooks hooks_;
+  std::unique_ptr<WorkerProcess> early_worker_;  // start_worker_early's, until run() takes it
+  std::exception_ptr early_failure_;             // why it did not start
   // The kernels the solution's library defines (provenance); null when they could not be listed.
   const std::set<std::string>* library_kernels_ = nullptr;
   uint64_t hash_key_ = 0;
@@ -934,19 +989,49 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     // Shapes in a secret order (each in a worker of its own); results are reported in index order.
     std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
     Finding first_failure;
-    for (size_t i : shapes) {
+    // Each shape's worker is started while the shape before is checked (ShapeRun::Hooks): a worker's
+    // start-up (sandbox, CUDA context, CUPTI, the solution's library) costs about 0.3 s on an H100,
+    // paid once instead of once per shape. Results live in a deque: a run holds a reference to its own.
+    std::deque<ShapeResult> results;
+    std::unique_ptr<ShapeRun> next;
+    for (size_t pos = 0; pos < shapes.size(); ++pos) {
+      const size_t i = shapes[pos];
       // The verdict is known at the first failing shape: the rest are left unjudged unless asked.
       if (first_failure.failed() && !o.all_shapes) {
+        next.reset();  // its early worker is stopped
         r.shapes_not_judged.push_back(i);
         continue;
       }
-      r.shapes.emplace_back();
       if (o.progress) o.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
-      ShapeRun run(p, i, b.library, o, r.target, r.shapes.back());
-      run.set_library_kernels(library_kernels ? &*library_kernels : nullptr);
-      if (!run.run(*target, ceilings ? &*ceilings : nullptr) && !first_failure.failed())
-        first_failure = r.shapes.back().finding.located(fmt::format("shape {} ({}): ", i, r.shapes.back().label));
+      std::unique_ptr<ShapeRun> run = std::move(next);
+      if (!run) {
+        results.emplace_back();
+        run = std::make_unique<ShapeRun>(p, i, b.library, o, r.target, results.back());
+      }
+      ShapeResult& result = run->result();
+      run->set_library_kernels(library_kernels ? &*library_kernels : nullptr);
+      ShapeRun::Hooks hooks;
+      if (pos + 1 < shapes.size()) {
+        hooks.after_setup = [&, pos, i] {
+          results.emplace_back();
+          next = std::make_unique<ShapeRun>(p, shapes[pos + 1], b.library, o, r.target, results.back());
+          next->start_worker_early();
+          if (o.progress) o.progress(fmt::format("  shape {}: starting shape {}'s worker", i, shapes[pos + 1]));
+        };
+        hooks.before_timing = [&] {
+          if (next) next->wait_for_early_worker();
+        };
+        hooks.add_own_threads = [&](std::set<long>& ours) {
+          if (next) next->add_early_worker_threads(ours);
+        };
+      }
+      run->set_hooks(std::move(hooks));
+      const bool passed = run->run(*target, ceilings ? &*ceilings : nullptr);
+      if (!passed && !first_failure.failed())
+        first_failure = result.finding.located(fmt::format("shape {} ({}): ", i, result.label));
+      r.shapes.push_back(result);
     }
+    next.reset();
     std::stable_sort(r.shapes.begin(), r.shapes.end(), [](const ShapeResult& a, const ShapeResult& b) { return a.index < b.index; });
     std::sort(r.shapes_not_judged.begin(), r.shapes_not_judged.end());
     if (first_failure.failed()) {

@@ -38,8 +38,8 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"timing", s.timing ? to_json(*s.timing, with_samples) : json(nullptr)},
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
           {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
-          {"seconds", {{"setup", s.seconds.setup}, {"expected", s.seconds.expected}, {"worker", s.seconds.worker},
-                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
+          {"seconds", {{"start", s.seconds.start}, {"setup", s.seconds.setup}, {"expected", s.seconds.expected},
+                       {"worker", s.seconds.worker}, {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
           {"call_timeout_seconds", s.call_timeout_seconds}};
 }
 
@@ -177,6 +177,7 @@ ShapeResult shape_from(const json& j) {
   const json& sec = j.at("seconds");
   s.seconds = {get<double>(sec, "setup"), get<double>(sec, "expected"), get<double>(sec, "worker"),
                get<double>(sec, "judging"), get<double>(sec, "total")};
+  if (sec.contains("start")) s.seconds.start = get<double>(sec, "start");  // absent before it was recorded
   s.call_timeout_seconds = get<double>(j, "call_timeout_seconds");
   return s;
 }

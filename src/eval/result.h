@@ -35,6 +35,9 @@ struct SeedCheck {
 // checked, repeated and timed calls (outputs copied back included); judging the returned outputs.
 struct ShapePhases {
   double setup = 0, expected = 0, worker = 0, judging = 0, total = 0;
+  // The wait for the worker's start-up; near 0 where it was started while the shape before was
+  // checked (all but the first shape judged).
+  double start = 0;
 };
 
 struct ShapeResult {

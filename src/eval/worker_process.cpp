@@ -22,7 +22,13 @@ namespace fs = std::filesystem;
 
 WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
                              bool isolate, const WorkerLimits& limits)
-    : log_(log), isolated_(isolate), limits_(limits) {
+    : WorkerProcess(StartOnly{}, a, log, ready_timeout, isolate, limits) {
+  wait_ready();
+}
+
+WorkerProcess::WorkerProcess(StartOnly, const WorkerArgs& a, const fs::path& log, std::chrono::milliseconds ready_timeout,
+                             bool isolate, const WorkerLimits& limits)
+    : ready_timeout_(ready_timeout), log_(log), isolated_(isolate), limits_(limits) {
   // A worker that dies mid-write must not kill the parent with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
   int req[2], rep[2];
@@ -79,12 +85,18 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
   close(rep[1]);
   to_worker_ = req[1];
   from_worker_ = rep[0];
+}
+
+void WorkerProcess::wait_ready() {
+  if (ready_) return;
+  // A worker that failed its start was reaped (pid_ -1): a later call fails as the first did.
+  if (pid_ <= 0) throw WorkerFailure("crash", "the worker is gone: its start failed");
   Message ready;
   try {
-    ready = receive_message(from_worker_, ready_timeout);
+    ready = receive_message(from_worker_, ready_timeout_);
   } catch (const ChannelTimeout&) {
     kill_now();
-    throw WorkerFailure("timeout", "the worker did not start within " + std::to_string(ready_timeout.count() / 1000) + " s");
+    throw WorkerFailure("timeout", "the worker did not start within " + std::to_string(ready_timeout_.count() / 1000) + " s");
   } catch (const ChannelClosed&) {
     died("start-up");
   }
@@ -101,6 +113,7 @@ WorkerProcess::WorkerProcess(const WorkerArgs& a, const fs::path& log, std::chro
     if (r.out_of_memory) throw WorkerFailure("out_of_memory", out_of_memory_message(r.error));
     throw WorkerFailure("error", r.error);
   }
+  ready_ = true;
 }
 
 WorkerProcess::~WorkerProcess() {

@@ -40,6 +40,15 @@ class WorkerProcess {
   // worker's resource caps (eval/worker_limits.h), set before it starts.
   WorkerProcess(const WorkerArgs& args, const std::filesystem::path& log, std::chrono::milliseconds ready_timeout,
                 bool isolate = false, const WorkerLimits& limits = {});
+  // Starts the worker as above but returns at once: its start-up (CUDA context, the solution's
+  // library loaded) runs on while the caller works; wait_ready() waits for the "ready" then. The
+  // evaluator starts the next shape's worker this way while the current shape is checked.
+  struct StartOnly {};
+  WorkerProcess(StartOnly, const WorkerArgs& args, const std::filesystem::path& log,
+                std::chrono::milliseconds ready_timeout, bool isolate = false, const WorkerLimits& limits = {});
+  // Waits for the worker's "ready" (at most the ready timeout from this call on; at once when it
+  // came before); throws WorkerFailure when it does not come, every later call too.
+  void wait_ready();
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -81,6 +90,8 @@ class WorkerProcess {
   void kill_now();
 
   pid_t pid_ = -1;
+  std::chrono::milliseconds ready_timeout_{0};
+  bool ready_ = false;
   int to_worker_ = -1, from_worker_ = -1;
   std::filesystem::path log_;
   bool isolated_ = false;

@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -95,3 +98,62 @@ TEST(AllShapes, APassingSolutionIsJudgedOnEveryShapeEitherWay) {
 }
 
 }  // namespace
+
+// Each shape's worker after the first is started once the shape before has run kb_setup, and is
+// ready before that shape is timed (docs/evaluation.md, step 2): the progress shows the start
+// between the shape's header and its timing (after its checks), every shape passes, and each
+// records its wait.
+TEST(EarlyWorkers, TheNextShapesWorkerStartsBeforeTheShapeBeforeIsTimed) {
+  const fs::path out = out_dir("early-workers");
+  kb::CommandResult r = kb::run_command({KBENCH_BINARY, "eval", "softmax", (kSoftmax / "solutions" / "host-fast").string(),
+                                         "--target", "host", "--shape", "0", "--shape", "1", "--shape", "2", "--max-time",
+                                         "0.2", "--out", out.string()},
+                                        std::chrono::minutes(3));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The shapes in the order judged (secret), each header "shape I/4: ...".
+  std::vector<std::string> order;
+  std::vector<size_t> headers;
+  for (size_t at = r.output.find("\nshape "); at != std::string::npos; at = r.output.find("\nshape ", at + 1)) {
+    order.push_back(r.output.substr(at + 7, r.output.find('/', at) - at - 7));
+    headers.push_back(at);
+  }
+  ASSERT_EQ(order.size(), 3u) << r.output;
+  for (size_t k = 0; k + 1 < order.size(); ++k) {
+    const std::string started = "  shape " + order[k] + ": starting shape " + order[k + 1] + "'s worker";
+    const std::string timing = "  shape " + order[k] + " (";
+    const size_t s = r.output.find(started, headers[k]);
+    ASSERT_NE(s, std::string::npos) << started << "\n" << r.output;
+    EXPECT_LT(s, headers[k + 1]) << r.output;
+    const size_t t = r.output.find(timing, headers[k]);
+    ASSERT_NE(t, std::string::npos) << r.output;
+    EXPECT_LT(s, r.output.find("): timing", headers[k])) << "the next worker must start before the timing\n" << r.output;
+  }
+  // The last shape judged starts no worker: there is none after it.
+  EXPECT_EQ(r.output.find("  shape " + order.back() + ": starting shape"), std::string::npos) << r.output;
+  const nlohmann::json res = nlohmann::json::parse(std::ifstream(out / "result.json"), nullptr, false);
+  ASSERT_TRUE(res.is_object());
+  EXPECT_EQ(res["verdict"], "pass");
+  for (const auto& s : res["shapes"]) {
+    EXPECT_GE(s["seconds"]["start"].get<double>(), 0.0);
+    EXPECT_LE(s["seconds"]["start"].get<double>(), s["seconds"]["total"].get<double>());
+  }
+  fs::remove_all(out);
+}
+
+// A shape that fails after its kb_setup leaves the next shape's early worker to be stopped (the
+// verdict is known) or used (--all-shapes): either way each judged shape gets its own verdict.
+TEST(EarlyWorkers, AFailingShapeStopsOrHandsOnTheNextWorker) {
+  for (const bool all : {false, true}) {
+    const fs::path out = out_dir(all ? "early-crash-all" : "early-crash");
+    std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
+                                     "--target", "host", "--json", "--out", out.string()};
+    if (all) args.push_back("--all-shapes");
+    kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
+    const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    EXPECT_EQ(j["failure"], "crash");
+    EXPECT_EQ(j["shapes"].size(), all ? 4u : 1u);
+    for (const auto& s : j["shapes"]) EXPECT_EQ(s["failure"], "crash") << s["message"];
+    fs::remove_all(out);
+  }
+}
