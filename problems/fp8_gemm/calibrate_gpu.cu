@@ -8,7 +8,7 @@
 // The weights use the input seed here (kbench draws them from a secret seed).
 //
 // On an H100, from the repository root (the include of kbench/solution.h needs DLPack's header):
-//   F="-std=c++17 -O3 -shared -Xcompiler -fPIC --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -Iinclude"
+//   F="-std=c++17 -O3 -shared -Xcompiler -fPIC --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -Iinclude -Iproblems/kit"  # kit: the wgmma GEMM
 //   for s in cuda-wgmma cuda-wgmma-fast-accum cuda-mma-sync; do nvcc $F -o /tmp/$s.so problems/fp8_gemm/solutions/$s/solution.cu; done
 //   nvcc $F -o /tmp/baseline.so problems/fp8_gemm/baseline.cu -lcublasLt
 //   nvcc -std=c++17 -O3 --fmad=false -Xcompiler -fopenmp -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude

@@ -12,20 +12,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/dtype.h"
+#include "deck/ops/e4m3.h"
 #include "deck/registry.h"
 
 namespace {
-
-// The 256 e4m3 bit patterns, decoded once by kbench's own conversion (core/dtype.h).
-std::array<double, 256> e4m3_table() {
-  std::array<double, 256> t{};
-  for (int b = 0; b < 256; ++b) {
-    const auto byte = static_cast<uint8_t>(b);
-    t[static_cast<size_t>(b)] = kb::load_as_double(kb::DType::e4m3, &byte, 0);
-  }
-  return t;
-}
 
 void fp8_gemm_oracle(kb::OracleCase& c) {
   const auto& x = c.inputs.at(0);   // (M, K) e4m3
@@ -35,7 +25,7 @@ void fp8_gemm_oracle(kb::OracleCase& c) {
   auto& y = c.expected.at(0);       // (M, N)
   const int64_t M = x.shape.at(0), K = x.shape.at(1), N = w.shape.at(0);
   const double scale = sx.get(0) * sw.get(0);
-  static const std::array<double, 256> decode = e4m3_table();
+  const std::array<double, 256>& decode = kb::ops::e4m3::table();  // the 256 bit patterns' values
   const auto* xb = reinterpret_cast<const uint8_t*>(x.data());
   const auto* wb = reinterpret_cast<const uint8_t*>(w.data());
 

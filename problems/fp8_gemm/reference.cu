@@ -1,73 +1,25 @@
 // GPU reference for fp8_gemm: y[m, n] = (sum_k x[m, k] * w[n, k]) * (sx * sw) in double, from the
-// exact e4m3 values. Every product and partial sum is exact in double (reference.cpp says why), so
-// this plain shared-memory tiled GEMM gives the CPU oracle's values bit for bit, in any order.
-// Size: (4096, 14336, 4096) is 481 GFLOP; 64x64 tiles with 4x4 doubles per thread run it in well
-// under a second at the H100's fp64 rate (33.5 TFLOP/s peak).
+// exact e4m3 values, by the deck's fp64 e4m3 GEMM (deck/gpu_gemm64_e4m3.cuh, which says why every
+// partial sum is exact: the CPU oracle's values bit for bit, in any order).
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include <cuda_runtime.h>
 
+#include "deck/gpu_gemm64_e4m3.cuh"
 #include "deck/gpu_reference.h"
 
 namespace {
 
-constexpr int kTile = 64;    // output tile per block (square)
-constexpr int kDepth = 16;   // K slice held in shared memory
-constexpr int kPerThread = 4;  // 16 x 16 threads, each 4 x 4 outputs
-
-// OCP e4m3fn: sign, 4 exponent bits (bias 7), 3 mantissa bits; exponent 0 is subnormal
-// (m * 2^-9); S.1111.111 is NaN; no infinities. Decoded here by hand, independently of CUDA's
-// conversions and of kbench's host code.
-__device__ double decode_e4m3(uint8_t b) {
-  const int sign = b >> 7, e = (b >> 3) & 0xF, m = b & 0x7;
-  double v;
-  if (e == 0xF && m == 0x7) return __longlong_as_double(0x7ff8000000000000LL);
-  if (e == 0) v = m * 0x1p-9;
-  else v = (8 + m) * ldexp(1.0, e - 10);  // (1 + m/8) * 2^(e-7)
-  return sign ? -v : v;
-}
-
-__global__ void fp8_gemm_double(const uint8_t* x, const uint8_t* w, const float* sx, const float* sw, double* y,
-                                int64_t M, int64_t N, int64_t K) {
-  __shared__ double xs[kDepth][kTile + 1];
-  __shared__ double ws[kDepth][kTile + 1];
-  const int tx = threadIdx.x, ty = threadIdx.y;  // 16 x 16
-  const int tid = ty * 16 + tx;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kTile, n0 = static_cast<int64_t>(blockIdx.x) * kTile;
-  double acc[kPerThread][kPerThread] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
-    // 64 rows x 16 k of each operand: 1024 elements, 4 per thread; out-of-range elements are 0.
-    for (int i = tid; i < kTile * kDepth; i += 256) {
-      const int r = i / kDepth, kk = i % kDepth;
-      const int64_t k = k0 + kk;
-      xs[kk][r] = (m0 + r < M && k < K) ? decode_e4m3(x[(m0 + r) * K + k]) : 0.0;
-      ws[kk][r] = (n0 + r < N && k < K) ? decode_e4m3(w[(n0 + r) * K + k]) : 0.0;
-    }
-    __syncthreads();
-    for (int kk = 0; kk < kDepth; ++kk) {
-      double a[kPerThread], b[kPerThread];
-      for (int i = 0; i < kPerThread; ++i) a[i] = xs[kk][ty + 16 * i];
-      for (int j = 0; j < kPerThread; ++j) b[j] = ws[kk][tx + 16 * j];
-      for (int i = 0; i < kPerThread; ++i)
-        for (int j = 0; j < kPerThread; ++j) acc[i][j] += a[i] * b[j];
-    }
-    __syncthreads();
-  }
-  const double scale = static_cast<double>(sx[0]) * static_cast<double>(sw[0]);
-  for (int i = 0; i < kPerThread; ++i)
-    for (int j = 0; j < kPerThread; ++j) {
-      const int64_t m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
-      if (m < M && n < N) y[m * N + n] = acc[i][j] * scale;
-    }
-}
-
 void fp8_gemm_reference(const kb::GpuReferenceCase& c) {
   const int64_t M = c.dim("M"), N = c.dim("N"), K = c.dim("K");
   // Inputs: x (M, K) e4m3, sx (1) f32. Weights: w (N, K) e4m3, sw (1) f32 (problem.toml order).
-  const dim3 grid(static_cast<unsigned>((N + kTile - 1) / kTile), static_cast<unsigned>((M + kTile - 1) / kTile));
-  fp8_gemm_double<<<grid, dim3(16, 16), 0, static_cast<cudaStream_t>(c.stream)>>>(
+  const cudaError_t e = kb::gpu_gemm64_e4m3::gemm(
       static_cast<const uint8_t*>(c.inputs[0]), static_cast<const uint8_t*>(c.weights[0]),
-      static_cast<const float*>(c.inputs[1]), static_cast<const float*>(c.weights[1]), c.expected[0], M, N, K);
+      static_cast<const float*>(c.inputs[1]), static_cast<const float*>(c.weights[1]), c.expected[0], M, N, K,
+      static_cast<cudaStream_t>(c.stream));
+  if (e != cudaSuccess) throw std::runtime_error(std::string("fp8_gemm GPU reference: ") + cudaGetErrorString(e));
 }
 
 KB_REGISTER_GPU_REFERENCE("fp8_gemm", fp8_gemm_reference);

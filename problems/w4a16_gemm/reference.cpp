@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "deck/ops/int4.h"
 #include "deck/registry.h"
 
 namespace {
@@ -43,7 +44,7 @@ void w4a16_oracle(kb::OracleCase& c) {
       const double s = scales.get(g * N + n), z = zeros.get(g * N + n);
       for (int64_t i = 0; i < kGroup; ++i) {
         const uint8_t byte = packed[((g * kGroup + i) / 2) * N + n];
-        const int q = (i % 2 == 0) ? (byte & 0xF) : (byte >> 4);  // even k in the low nibble
+        const int q = kb::ops::int4::nibble(byte, i);  // even k in the low nibble
         w[static_cast<size_t>(i * N + n)] = (q - z) * s;
       }
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "deck/gpu_reference.h"
+#include "deck/ops/int4.h"
 
 namespace {
 
@@ -23,7 +24,7 @@ __global__ void w4a16_reference(const uint16_t* x, const uint8_t* w_q, const uin
   double acc = 0;
   for (int64_t k = 0; k < K; ++k) {
     const uint8_t byte = w_q[(k / 2) * N + n];
-    const int q = (k % 2 == 0) ? (byte & 0xF) : (byte >> 4);  // even k in the low nibble
+    const int q = kb::ops::int4::nibble(byte, k);  // even k in the low nibble
     const double s = bf16_bits_to_double(scales[(k / kGroup) * N + n]);
     const double z = bf16_bits_to_double(zeros[(k / kGroup) * N + n]);
     acc += bf16_bits_to_double(x[m * K + k]) * ((q - z) * s);
