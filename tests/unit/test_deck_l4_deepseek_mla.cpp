@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "v3_level1_support.h"
@@ -69,14 +70,24 @@ std::vector<double> mla(const Dims& d, const std::vector<kb::HostTensor>& in, co
     if constexpr (std::is_same_v<T, float>) return std::fmaf(narrowed(a, v.how), narrowed(b, v.how), acc);
     else return a * b + acc;
   };
-  // y (m, n) = x (m, k) W^T, W (n, k).
-  auto linear = [&](const std::vector<T>& x, const std::vector<T>& w, int64_t m, int64_t n, int64_t k) {
+  // y (m, n) = x (m, k) W^T, W (n, k). The operands are narrowed once up front (the same values
+  // mac would narrow), so the inner loop is a plain multiply-add chain.
+  auto linear = [&](std::vector<T> x, std::vector<T> w, int64_t m, int64_t n, int64_t k) {
+    if constexpr (std::is_same_v<T, float>) {
+      for (T& e : x) e = narrowed(e, v.how);
+      for (T& e : w) e = narrowed(e, v.how);
+    }
     std::vector<T> y(static_cast<size_t>(m * n));
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < n; ++j) {
+        const T* xr = x.data() + r * k;
+        const T* wr = w.data() + j * k;
         T acc = 0;
-        for (int64_t i = 0; i < k; ++i) acc = mac(x[static_cast<size_t>(r * k + i)], w[static_cast<size_t>(j * k + i)], acc);
+        for (int64_t i = 0; i < k; ++i) {
+          if constexpr (std::is_same_v<T, float>) acc = std::fmaf(xr[i], wr[i], acc);
+          else acc = xr[i] * wr[i] + acc;
+        }
         y[static_cast<size_t>(r * n + j)] = acc;
       }
     return y;
