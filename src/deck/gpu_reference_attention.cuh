@@ -1,7 +1,7 @@
 // fp64 device kernels shared by the GPU references (problems/<id>/reference.cu, deck/gpu_reference.h)
 // of the deck's KernelBench v3 attention problems (l3_mingpt_causal_attention, l3_minigpt_block,
 // l4_grouped_query_attention): a linear layer, softmax attention with an optional causal mask and
-// grouped-query heads, and LayerNorm over rows, each in double with one plain dot product or sum
+// grouped-query heads, LayerNorm over rows, residual add, tanh GELU and rotate-half RoPE, each in double with one plain dot product or sum
 // per output. Tiling through shared memory is there for speed only (the projections of v3's
 // shapes are ~150 GFLOP; untiled fp64 would take the parent seconds per case); every value is
 // still the definition's, and the parent checks each case against the CPU oracle on sampled rows.
@@ -63,13 +63,19 @@ struct Attention {
   bool causal;
 };
 
-constexpr int kAttnQueries = 64, kAttnKeys = 32;
+constexpr int kAttnQueries = 64;
+// Keys per shared-memory tile: K and V tiles of doubles within the 48 KiB of static shared memory.
+template <int kHeadDim>
+__host__ __device__ constexpr int attn_keys() {
+  return kHeadDim > 96 ? 16 : 32;
+}
 
 // One thread per query row, one pass over the visible keys with a running maximum: the sum and the
 // accumulator are rescaled in double whenever the maximum grows. Keys and values pass through
-// shared memory 32 at a time.
+// shared memory 16 or 32 at a time.
 template <int kHeadDim>
 __global__ void attention_kernel(const Attention a) {
+  constexpr int kAttnKeys = attn_keys<kHeadDim>();
   __shared__ double ks[kAttnKeys][kHeadDim], vs[kAttnKeys][kHeadDim];
   const int b = blockIdx.y / a.heads_q, h = blockIdx.y % a.heads_q, g = h / (a.heads_q / a.heads_kv);
   const int64_t i0 = blockIdx.x * static_cast<int64_t>(kAttnQueries), i = i0 + threadIdx.x;
@@ -164,6 +170,25 @@ static __global__ void gelu_tanh_kernel(double* y, int64_t n) {
 
 inline void gelu_tanh(double* y, int64_t n, cudaStream_t stream) {
   gelu_tanh_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(y, n);
+}
+
+// Rotate-half RoPE in place on y (B T rows of `heads` heads of d), row r at position r % seq:
+// the pair (i, i + d/2) of each head turned by (r % seq) * base^(-2i / d), angles in double.
+// One thread per (row, head, pair).
+static __global__ void rotary_kernel(double* y, int64_t rows, int64_t seq, int64_t heads, int64_t d, double base) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x, half = d / 2;
+  if (e >= rows * heads * half) return;
+  const int64_t r = e / (heads * half), h = (e / half) % heads, i = e % half;
+  const double angle = static_cast<double>(r % seq) * pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+  double* at = y + (r * heads + h) * d;
+  const double a = at[i], b = at[i + half], c = cos(angle), s = sin(angle);
+  at[i] = a * c - b * s;
+  at[i + half] = b * c + a * s;
+}
+
+inline void rotary(double* y, int64_t rows, int64_t seq, int64_t heads, int64_t d, double base, cudaStream_t stream) {
+  const int64_t n = rows * heads * (d / 2);
+  rotary_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(y, rows, seq, heads, d, base);
 }
 
 }  // namespace kb::gpu_ref

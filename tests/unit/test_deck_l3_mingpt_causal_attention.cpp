@@ -81,7 +81,7 @@ std::vector<double> fp32_mingpt(const Dims& d, const std::vector<float>& qkv, co
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.NH; ++h) {
       const float* base = qkv.data() + b * T * 3 * C + h * hd;
-      attention32(base, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
+      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
     }
   const auto out = linear32(y, floats(w[2]), floats(w[3]), rows, C, C);
   return std::vector<double>(out.begin(), out.end());

@@ -106,7 +106,7 @@ std::vector<double> fp32_block(const Dims& d, const std::vector<float>& qkv, con
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.NH; ++h) {
       const float* base = qkv.data() + b * T * 3 * C + h * hd;
-      attention32(base, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
+      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
     }
   const auto x = floats(in[0]);
   auto u = linear32(y, floats(w[4]), floats(w[5]), rows, C, C);

@@ -88,7 +88,7 @@ std::vector<double> fp32_vision_attention(const Dims& d, const std::vector<kb::H
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.NH; ++h) {
       const float* base = qkv.data() + b * S * 3 * C + h * hd;
-      attention32(base, base + C, base + 2 * C, 3 * C, S, S, hd, false, how, attn.data() + b * S * C + h * hd, C);
+      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, S, S, hd, false, how, attn.data() + b * S * C + h * hd, C);
     }
   auto y = linear32(attn, floats(w[2]), floats(w[3]), T, C, C);
   for (size_t i = 0; i < y.size(); ++i) y[i] += t[i];

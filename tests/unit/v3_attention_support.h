@@ -54,18 +54,19 @@ inline std::vector<float> linear32(const std::vector<float>& x, const std::vecto
 // How the emulated attention computes Q K^T.
 enum class Scores { fp32, bf16_qk, no_causal_mask };
 
-// One head: q (sq, d), k and v (sk, d), each row `stride` floats apart starting at its pointer;
-// out row i (d floats, `out_stride` apart). Scores are fp32 fmaf chains times the scale; softmax in
-// fp32 (row max, then expf and a sequential sum); the output sum_j p_j v_j / sum in fp32.
-inline void attention32(const float* q, const float* k, const float* v, int64_t stride, int64_t sq, int64_t sk,
-                        int64_t d, bool causal, Scores how, float* out, int64_t out_stride) {
+// One head: q (sq, d) with rows `q_stride` floats apart, k and v (sk, d) with rows `kv_stride`
+// apart, each starting at its pointer; out row i (d floats, `out_stride` apart). Scores are fp32
+// fmaf chains times the scale; softmax in fp32 (row max, then expf and a sequential sum); the
+// output sum_j p_j v_j / sum in fp32.
+inline void attention32(const float* q, int64_t q_stride, const float* k, const float* v, int64_t kv_stride, int64_t sq,
+                        int64_t sk, int64_t d, bool causal, Scores how, float* out, int64_t out_stride) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   // q and k as Q K^T reads them: copied dense (row i at i * d), rounded to bf16 for Scores::bf16_qk.
   std::vector<float> qd(static_cast<size_t>(sq * d)), kd(static_cast<size_t>(sk * d));
   for (int64_t i = 0; i < sq; ++i)
-    for (int64_t e = 0; e < d; ++e) qd[static_cast<size_t>(i * d + e)] = q[i * stride + e];
+    for (int64_t e = 0; e < d; ++e) qd[static_cast<size_t>(i * d + e)] = q[i * q_stride + e];
   for (int64_t j = 0; j < sk; ++j)
-    for (int64_t e = 0; e < d; ++e) kd[static_cast<size_t>(j * d + e)] = k[j * stride + e];
+    for (int64_t e = 0; e < d; ++e) kd[static_cast<size_t>(j * d + e)] = k[j * kv_stride + e];
   if (how == Scores::bf16_qk) {
     for (float& a : qd) a = to_bf16(a);
     for (float& a : kd) a = to_bf16(a);
@@ -85,7 +86,7 @@ inline void attention32(const float* q, const float* k, const float* v, int64_t 
     for (int64_t j = 0; j < visible; ++j) sum += (s[static_cast<size_t>(j)] = std::exp(s[static_cast<size_t>(j)] - mx));
     std::vector<float> acc(static_cast<size_t>(d), 0.f);  // each element one fmaf chain over j ascending
     for (int64_t j = 0; j < visible; ++j)
-      for (int64_t e = 0; e < d; ++e) acc[static_cast<size_t>(e)] = fma32(s[static_cast<size_t>(j)], v[j * stride + e], acc[static_cast<size_t>(e)]);
+      for (int64_t e = 0; e < d; ++e) acc[static_cast<size_t>(e)] = fma32(s[static_cast<size_t>(j)], v[j * kv_stride + e], acc[static_cast<size_t>(e)]);
     for (int64_t e = 0; e < d; ++e) out[i * out_stride + e] = acc[static_cast<size_t>(e)] / sum;
   }
 }
