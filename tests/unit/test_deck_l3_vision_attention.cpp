@@ -2,7 +2,8 @@
 // written here (rows asked for honoured), the cost against a hand count, and the tolerance's
 // calibration (CALIBRATION.md) both ways on a CI-sized copy of v3's shape: the honest fp32 chain
 // (v3attn_test's emulation of the kit) passes with margin, q and k rounded to bf16 before Q K^T
-// fail. KBENCH_V3_FULL_SHAPES=1 runs the calibration on the problem's second and third shapes too.
+// fail, and uniform attention weights (the mean of v) fail by far. KBENCH_V3_FULL_SHAPES=1 runs the
+// calibration on the problem's second and third shapes too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -165,14 +166,19 @@ TEST(DeckL3VisionAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
       const auto in = kb::generate_inputs(p, s, seed);
       const auto w = kb::generate_weights(p, s, seed);
       const auto expected = oracle_values(p, s, in, w).at(0);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk}) {
+      for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::uniform_weights}) {
         const auto got = fp32_vision_attention(d, in, w, how);
         const auto verdict = judge(p, 0, s, got, expected);
         const double excess = verdict.worst.empty() ? 0 : verdict.worst.at(0).excess;
         const bool v3_pass = kb::v3test::v3_check_passes(got, expected);
         std::printf("[ figures  ] shape %zu seed %llu: %s excess %.3g, v3's check %s\n", si,
-                    static_cast<unsigned long long>(seed), how == Scores::fp32 ? "fp32" : "bf16 q, k", excess,
+                    static_cast<unsigned long long>(seed),
+                    how == Scores::fp32 ? "fp32" : how == Scores::bf16_qk ? "bf16 q, k" : "uniform weights", excess,
                     v3_pass ? "passes" : "fails");
+        if (how == Scores::uniform_weights) {
+          EXPECT_FALSE(verdict.pass) << "shape " << si << " seed " << seed;
+          continue;
+        }
         if (how == Scores::fp32) {
           EXPECT_TRUE(verdict.pass) << verdict.message;
           EXPECT_LT(excess, 0.5) << "the honest margin CALIBRATION.md promises; shape " << si << " seed " << seed;

@@ -51,8 +51,9 @@ inline std::vector<float> linear32(const std::vector<float>& x, const std::vecto
   return y;
 }
 
-// How the emulated attention computes Q K^T.
-enum class Scores { fp32, bf16_qk, no_causal_mask };
+// How the emulated attention computes Q K^T. uniform_weights skips the scores altogether: every
+// visible key weighs the same, and each query's output is the mean of the visible values.
+enum class Scores { fp32, bf16_qk, no_causal_mask, uniform_weights };
 
 // One head: q (sq, d) with rows `q_stride` floats apart, k and v (sk, d) with rows `kv_stride`
 // apart, each starting at its pointer; out row i (d floats, `out_stride` apart). Scores are fp32
@@ -79,7 +80,7 @@ inline void attention32(const float* q, int64_t q_stride, const float* k, const 
     for (int64_t j = 0; j < visible; ++j) {
       float dot = 0.f;
       for (int64_t e = 0; e < d; ++e) dot = fma32(qd[static_cast<size_t>(i * d + e)], kd[static_cast<size_t>(j * d + e)], dot);
-      s[static_cast<size_t>(j)] = dot * scale;
+      s[static_cast<size_t>(j)] = how == Scores::uniform_weights ? 0.f : dot * scale;
       mx = std::max(mx, s[static_cast<size_t>(j)]);
     }
     float sum = 0.f;
