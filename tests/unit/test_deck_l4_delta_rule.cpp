@@ -436,7 +436,7 @@ TEST_P(DeckL4DeltaRule, TheWindowedStatePassesV3sCheckOnV3sGates) {
   EXPECT_TRUE(kb::v3test::judge(p, 0, s, windowed, expected).pass);
 }
 
-INSTANTIATE_TEST_SUITE_P(Deck, DeckL4DeltaRule, ::testing::Values("l4_kimi_delta_attention"),
+INSTANTIATE_TEST_SUITE_P(Deck, DeckL4DeltaRule, ::testing::Values("l4_kimi_delta_attention", "l4_gated_deltanet"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
