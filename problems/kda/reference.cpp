@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "deck/ops/delta_rule.h"
 #include "deck/registry.h"
 
 namespace {
@@ -54,32 +55,20 @@ void kda_oracle(kb::OracleCase& c) {
   for (size_t w = 0; w < work.size(); ++w) {
     const int64_t b = work[w].first / H, h = work[w].first % H;
     const std::vector<int64_t>& write = work[w].second;
-    std::vector<double> S(static_cast<size_t>(K * V), 0.0), qt(K), kt(K), decay(K), u(V), out(V);
+    kb::ops::DeltaRuleState state(K, V);  // the recurrence itself: src/deck/ops/delta_rule.h
+    std::vector<double> qt(K), kt(K), gt(K), vt(V), out(V);
     size_t next = 0;  // next entry of `write`
     for (int64_t t = 0; t <= write.back(); ++t) {
       const int64_t row = (b * T + t) * H + h;
       for (int64_t i = 0; i < K; ++i) {
-        qt[i] = scale * q.get(row * K + i);
+        qt[i] = q.get(row * K + i);
         kt[i] = k.get(row * K + i);
-        decay[i] = std::exp(g.get(row * K + i));
+        gt[i] = g.get(row * K + i);
       }
-      // S = diag(exp(g_t)) S
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) S[i * V + j] *= decay[i];
-      // u = beta_t (v_t - S^T k_t)
-      std::fill(u.begin(), u.end(), 0.0);
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) u[j] += kt[i] * S[i * V + j];
-      const double bt = beta.get(row);
-      for (int64_t j = 0; j < V; ++j) u[j] = bt * (v.get(row * V + j) - u[j]);
-      // S = S + k_t u^T
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) S[i * V + j] += kt[i] * u[j];
+      for (int64_t j = 0; j < V; ++j) vt[j] = v.get(row * V + j);
+      state.step(kt.data(), vt.data(), gt.data(), K, beta.get(row));
       if (t != write[next]) continue;
-      // o_t = S^T (scale q_t)
-      std::fill(out.begin(), out.end(), 0.0);
-      for (int64_t i = 0; i < K; ++i)
-        for (int64_t j = 0; j < V; ++j) out[j] += qt[i] * S[i * V + j];
+      state.readout(qt.data(), scale, out.data());
       for (int64_t j = 0; j < V; ++j) o[static_cast<size_t>(row * V + j)] = out[j];
       while (next < write.size() && write[next] == t) ++next;  // a row may be asked for twice
     }
