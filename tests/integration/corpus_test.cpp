@@ -104,7 +104,17 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   const OutDir out("corpus-" + e.problem + "-" + e.solution);
   fs::remove(record_path(e));
   kb::CommandResult r;
-  const auto j = evaluate(e, out.path, &r);
+  auto j = evaluate(e, out.path, &r);
+  // `error timing_unconfirmed` is kbench saying the machine was too loaded to tell a faked timing
+  // from load, "judge it again on a quieter machine" (docs/threat-model.md): not a verdict on the
+  // entry. Under a loaded test run the corpus judges again, at most twice more; any other answer
+  // stands as it came.
+  for (int again = 0; again < 2 && !j.is_discarded() && j.value("failure", "") == "timing_unconfirmed" &&
+                      e.failure != "timing_unconfirmed";
+       ++again) {
+    fs::remove_all(out.path);
+    j = evaluate(e, out.path, &r);
+  }
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_NE(r.output.find('{'), std::string::npos) << "no JSON from kbench (exit " << r.exit_code << "): " << r.output;
   ASSERT_FALSE(j.is_discarded()) << r.output;
