@@ -245,10 +245,9 @@ class ShapeRun {
   // Starts this shape's worker now, before run(): its start-up goes on while an earlier shape is
   // judged. A failure to start is kept and reported by run() as this shape's.
   void start_worker_early() {
-    const fs::path log = worker_log();
-    fs::remove(log);
+    fs::remove(worker_log());
     try {
-      early_worker_ = std::make_unique<WorkerProcess>(WorkerProcess::StartOnly{}, args_, log, start_timeout(), o_.isolate, caps_);
+      early_worker_ = start_worker();
     } catch (...) {
       early_failure_ = std::current_exception();
     }
@@ -281,8 +280,7 @@ class ShapeRun {
  private:
   bool run_phases(const Target& target, const Ceilings* ceilings) {
     target_ = &target;
-    const fs::path log = worker_log();
-    if (!early_worker_ && !early_failure_) fs::remove(log);
+    if (!early_worker_ && !early_failure_) fs::remove(worker_log());
     hash_key_ = fresh_secret();
     weights_seed_ = fresh_secret();
     if (o_.check) check_seeds_ = check_seed_order();
@@ -309,9 +307,10 @@ class ShapeRun {
     try {
       std::unique_ptr<WorkerProcess> started = std::move(early_worker_);
       if (early_failure_) std::rethrow_exception(early_failure_);
-      if (!started)
-        started = std::make_unique<WorkerProcess>(WorkerProcess::StartOnly{}, args_, log, start_timeout(), o_.isolate, caps_);
-      timed(r_.seconds.start, [&] { started->wait_ready(); });
+      timed(r_.seconds.start, [&] {
+        if (!started) started = start_worker();
+        started->wait_ready();
+      });
       WorkerProcess& w = *started;
       const int rc = timed(r_.seconds.setup, [&] {
         const int setup_rc = setup(w);
@@ -394,10 +393,16 @@ class ShapeRun {
     });
   }
 
-  // The worker's start (bubblewrap, loading the library, the device's context and monitor) is
-  // kbench's own work: it gets at least kWorkerStartSeconds even when calls get less.
   fs::path worker_log() const { return o_.work_dir / fmt::format("worker-shape{}.log", r_.index); }
 
+  // Spawns the shape's worker without waiting for its "ready" (WorkerProcess::wait_ready).
+  std::unique_ptr<WorkerProcess> start_worker() const {
+    return std::make_unique<WorkerProcess>(WorkerProcess::StartOnly{}, args_, worker_log(), start_timeout(), o_.isolate,
+                                           caps_);
+  }
+
+  // The worker's start (bubblewrap, loading the library, the device's context and monitor) is
+  // kbench's own work: it gets at least kWorkerStartSeconds even when calls get less.
   std::chrono::milliseconds start_timeout() const {
     constexpr std::chrono::milliseconds kWorkerStartSeconds{30000};
     return std::max(timeout_, kWorkerStartSeconds);
@@ -711,7 +716,7 @@ class ShapeRun {
     for (const auto& in : p_.inputs) {
       if (!in.perturb) continue;
       const PerturbRows rows = perturb_rows(p_.tensor_shape(in, shape_));
-      if (rows.len >= 2) costs.perturb_bytes += perturbation_bytes(rows.rows, static_cast<uint64_t>(rows.len) * element_bytes(in.dtype));
+      costs.perturb_bytes += perturbation_bytes(rows.rows, rows.len, element_bytes(in.dtype));
     }
     const ConfirmationAllowance allow = confirmation_allowance(costs, k);
     ConfirmationRecord rec;

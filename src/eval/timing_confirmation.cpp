@@ -32,9 +32,10 @@ ConfirmationAllowance confirmation_allowance(const ConfirmationCosts& c, size_t 
   return a;
 }
 
-uint64_t perturbation_bytes(int64_t rows, uint64_t row_bytes) {
-  if (rows <= 0) return 0;
+uint64_t perturbation_bytes(int64_t rows, int64_t len, uint64_t element_bytes) {
+  if (rows <= 0 || len < 2) return 0;
   constexpr uint64_t kSector = 32, kTouched = 2 * kPerturbSwapsPerRow;  // four elements a row
+  const uint64_t row_bytes = static_cast<uint64_t>(len) * element_bytes;
   return 2 * static_cast<uint64_t>(rows) * std::min(row_bytes, kTouched * kSector);
 }
 

@@ -108,9 +108,10 @@ inline constexpr double kCudaPerCallSeconds = 50e-6;
 inline constexpr double kCudaFixedSeconds = 6e-3;
 ConfirmationAllowance confirmation_allowance(const ConfirmationCosts& costs, size_t calls);
 
-// The bytes a perturbation of `rows` rows of `row_bytes` bytes reads and writes: per row its four
-// swapped elements' sectors (32 bytes each), never more than the row; read and written.
-uint64_t perturbation_bytes(int64_t rows, uint64_t row_bytes);
+// The bytes a perturbation of `rows` rows of `len` elements of `element_bytes` reads and writes:
+// per row its four swapped elements' sectors (32 bytes each), never more than the row; read and
+// written. None for rows of fewer than 2 elements, which the perturbation leaves alone (core/perturb.h).
+uint64_t perturbation_bytes(int64_t rows, int64_t len, uint64_t element_bytes);
 
 // The per-call time a run of `calls` calls in `wall` seconds shows once the allowance is taken off
 // (never below zero).

@@ -51,7 +51,7 @@ TEST(TimingConfirmation, TheAllowanceComesFromTheFloorTheMemoryPeakAndThePerturb
   EXPECT_GT(c.per_call, a.per_call);
   // The perturbation's traffic at an eighth of the peak: l1_sum_dim's (256, 4000, 17) fp32 input
   // has 1,024,000 rows of 68 bytes, each touched whole (68 < 4 sectors), read and written.
-  cuda.perturb_bytes = perturbation_bytes(256 * 4000, 17 * 4);
+  cuda.perturb_bytes = perturbation_bytes(256 * 4000, 17, 4);
   EXPECT_EQ(cuda.perturb_bytes, 2ull * 1024000 * 68);
   EXPECT_DOUBLE_EQ(confirmation_allowance(cuda, 16).per_call,
                    kCudaPerCallSeconds + 3 * 2.5e-6 + 2.0 * 1024000 * 68 / (3.35e12 / 8));
@@ -59,11 +59,13 @@ TEST(TimingConfirmation, TheAllowanceComesFromTheFloorTheMemoryPeakAndThePerturb
 
 TEST(TimingConfirmation, APerturbationTouchesAtMostFourSectorsOfARow) {
   // Long rows: four 32-byte sectors a row, read and written.
-  EXPECT_EQ(perturbation_bytes(64, 16384 * 4), 2u * 64 * 4 * 32);
+  EXPECT_EQ(perturbation_bytes(64, 16384, 4), 2u * 64 * 4 * 32);
   // Rows shorter than four sectors: the whole row.
-  EXPECT_EQ(perturbation_bytes(10, 40), 2u * 10 * 40);
-  EXPECT_EQ(perturbation_bytes(0, 4096), 0u);
-  EXPECT_EQ(perturbation_bytes(-1, 4096), 0u);
+  EXPECT_EQ(perturbation_bytes(10, 10, 4), 2u * 10 * 40);
+  EXPECT_EQ(perturbation_bytes(0, 1024, 4), 0u);
+  EXPECT_EQ(perturbation_bytes(-1, 1024, 4), 0u);
+  // Rows of one element are not perturbed (core/perturb.h): nothing is touched.
+  EXPECT_EQ(perturbation_bytes(4096, 1, 4), 0u);
 }
 
 TEST(TimingConfirmation, IsEnforcedOnBothTargets) {
