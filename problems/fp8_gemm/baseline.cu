@@ -10,14 +10,12 @@
 // in every call (a ~17 MB copy counted in the baseline's time, as a solution's own padding is).
 #include <cstdint>
 
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include "cublaslt_gemm.cuh"
 #include "kbench/solution.h"
 
 namespace {
-
-constexpr size_t kWorkspaceBytes = 32u << 20;
 
 __global__ void pad_rows(const uint8_t* __restrict__ src, uint8_t* __restrict__ dst, int rows, int k, int k_padded) {
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -35,14 +33,9 @@ void pad(const uint8_t* src, uint8_t* dst, int rows, int k, int k_padded, cudaSt
 struct State {
   int M = 0, N = 0, K = 0, k_padded = 0;
   const uint8_t* w = nullptr;
-  const float* sw = nullptr;
   uint8_t* w_padded = nullptr;
   uint8_t* x_padded = nullptr;
-  void* workspace = nullptr;
-  cublasLtHandle_t lt = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+  lt_gemm::Gemm gemm;
 };
 
 int64_t dim(const kb_problem* p, const char* name) {
@@ -66,7 +59,7 @@ extern "C" int kb_setup(const kb_problem* p, void** state) {
   if (s->M <= 0 || s->N <= 0 || s->K <= 0 || p->n_weights != 2) return 1;
   s->k_padded = (s->K + 15) / 16 * 16;
   s->w = static_cast<const uint8_t*>(p->weights[0].data);
-  s->sw = static_cast<const float*>(p->weights[1].data);
+  const float* sw = static_cast<const float*>(p->weights[1].data);
   if (s->k_padded != s->K) {
     if (cudaMalloc(&s->w_padded, static_cast<size_t>(s->N) * s->k_padded) != cudaSuccess) return 2;
     if (cudaMalloc(&s->x_padded, static_cast<size_t>(s->M) * s->k_padded) != cudaSuccess) return 3;
@@ -74,61 +67,29 @@ extern "C" int kb_setup(const kb_problem* p, void** state) {
     if (cudaDeviceSynchronize() != cudaSuccess) return 4;
     s->w = s->w_padded;
   }
-  if (cudaMalloc(&s->workspace, kWorkspaceBytes) != cudaSuccess) return 5;
-  if (cublasLtCreate(&s->lt) != CUBLAS_STATUS_SUCCESS) return 6;
-  if (cublasLtMatmulDescCreate(&s->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return 7;
-  const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t);
-  cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n);
-  const void* a_scale = s->sw;
-  cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale);
-  const int kp = s->k_padded;
-  if (cublasLtMatrixLayoutCreate(&s->a, CUDA_R_8F_E4M3, kp, s->N, kp) != CUBLAS_STATUS_SUCCESS) return 8;
-  if (cublasLtMatrixLayoutCreate(&s->b, CUDA_R_8F_E4M3, kp, s->M, kp) != CUBLAS_STATUS_SUCCESS) return 9;
-  if (cublasLtMatrixLayoutCreate(&s->d, CUDA_R_16BF, s->N, s->M, s->N) != CUBLAS_STATUS_SUCCESS) return 10;
-  // The B scale pointer (sx) is an input and changes with every call; any device pointer will do
-  // for choosing the algorithm.
-  const void* b_scale = s->sw;
-  cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale);
-  cublasLtMatmulPreference_t pref = nullptr;
-  cublasLtMatmulPreferenceCreate(&pref);
-  const uint64_t ws = kWorkspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  cublasLtMatmulHeuristicResult_t result{};
-  int returned = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s->lt, s->desc, s->a, s->b, s->d, s->d, pref, 1, &result, &returned);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || returned < 1) return 11;
-  s->algo = result.algo;
-  return 0;
+  // The GEMM runs over the padded K (the zeros add nothing). The x scale (sx) is an input and
+  // changes with every call: kb_run sets it.
+  return lt_gemm::create(s->gemm, s->M, s->N, s->k_padded, s->k_padded, lt_gemm::WeightLayout::NK, CUDA_R_8F_E4M3,
+                         CUDA_R_8F_E4M3, CUDA_R_16BF, sw, sw)
+             ? 0
+             : 5;
 }
 
 extern "C" int kb_run(void* state, const kb_call* c) {
   auto* s = static_cast<State*>(state);
   auto stream = static_cast<cudaStream_t>(c->stream);
   const auto* x = static_cast<const uint8_t*>(c->inputs[0].data);
-  const void* sx = c->inputs[1].data;
   if (s->x_padded) {
     pad(x, s->x_padded, s->M, s->K, s->k_padded, stream);
     x = s->x_padded;
   }
-  if (cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sx, sizeof sx) != CUBLAS_STATUS_SUCCESS)
-    return 12;
-  const float alpha = 1.f, beta = 0.f;
-  void* y = c->outputs[0].data;
-  const cublasStatus_t st = cublasLtMatmul(s->lt, s->desc, &alpha, s->w, s->a, x, s->b, &beta, y, s->d, y, s->d, &s->algo,
-                                           s->workspace, kWorkspaceBytes, stream);
-  return st == CUBLAS_STATUS_SUCCESS ? 0 : 13;
+  if (!lt_gemm::set_x_scale(s->gemm, c->inputs[1].data)) return 6;
+  return lt_gemm::run(s->gemm, s->w, x, c->outputs[0].data, stream) ? 0 : 7;
 }
 
 extern "C" void kb_teardown(void* state) {
   auto* s = static_cast<State*>(state);
-  if (s->a) cublasLtMatrixLayoutDestroy(s->a);
-  if (s->b) cublasLtMatrixLayoutDestroy(s->b);
-  if (s->d) cublasLtMatrixLayoutDestroy(s->d);
-  if (s->desc) cublasLtMatmulDescDestroy(s->desc);
-  if (s->lt) cublasLtDestroy(s->lt);
-  cudaFree(s->workspace);
+  lt_gemm::destroy(s->gemm);
   cudaFree(s->w_padded);
   cudaFree(s->x_padded);
   delete s;
