@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -84,11 +85,14 @@ inline bool create(Gemm& g, int64_t M, int64_t N, int64_t K, int64_t ld_k, Weigh
   return true;
 }
 
-// y = x times the weight on `stream`; false when cuBLASLt refuses.
+// y = x times the weight on `stream`; false when cuBLASLt refuses, with its status on stderr (the
+// worker's log).
 inline bool run(Gemm& g, const void* weight, const void* x, void* y, cudaStream_t stream) {
   const float alpha = 1.f, beta = 0.f;
-  return cublasLtMatmul(g.handle, g.desc, &alpha, weight, g.a, x, g.b, &beta, y, g.d, y, g.d, &g.algo, g.workspace,
-                        kWorkspaceBytes, stream) == CUBLAS_STATUS_SUCCESS;
+  const cublasStatus_t st = cublasLtMatmul(g.handle, g.desc, &alpha, weight, g.a, x, g.b, &beta, y, g.d, y, g.d, &g.algo,
+                                           g.workspace, kWorkspaceBytes, stream);
+  if (st != CUBLAS_STATUS_SUCCESS) std::fprintf(stderr, "cublasLtMatmul: status %d\n", static_cast<int>(st));
+  return st == CUBLAS_STATUS_SUCCESS;
 }
 
 }  // namespace lt_gemm
