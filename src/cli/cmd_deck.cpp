@@ -9,6 +9,7 @@
 #include "core/json_text.h"
 #include "core/tensor.h"
 #include "deck/level.h"
+#include "eval/baseline_stage.h"
 #include "eval/comparator.h"
 #include "eval/judge.h"
 
@@ -38,6 +39,22 @@ json tensor_json(const TensorSpec& t) {
   return {{"name", t.name}, {"dtype", std::string(name(t.dtype))}, {"shape", shape}};
 }
 
+// The targets whose baseline source the problem folder holds (baseline.cu, baseline.cpp).
+std::vector<std::string> baseline_targets(const Problem& p) {
+  std::vector<std::string> targets;
+  for (const auto& t : p.targets)
+    if (std::filesystem::exists(baseline_source(p, t))) targets.push_back(t);
+  return targets;
+}
+
+// The vendor-library reference line: null when the problem has none.
+json baseline_json(const Problem& p) {
+  const auto targets = baseline_targets(p);
+  if (targets.empty()) return nullptr;
+  return {{"description", p.baseline_description}, {"libraries", p.baseline_libraries}, {"targets", targets},
+          {"synchronizes", p.baseline_synchronizes}};
+}
+
 json problem_json(const Problem& p) {
   json j = {{"name", p.name}, {"deck", p.deck}, {"level", p.level ? json(*p.level) : json(nullptr)},
             {"description", p.description}, {"targets", p.targets},
@@ -52,6 +69,7 @@ json problem_json(const Problem& p) {
     j["outputs"].back()["tolerance"] = describe_tolerance(t.tolerance);
     if (!t.comparator.empty()) j["outputs"].back()["comparator"] = t.comparator;
   }
+  j["baseline"] = baseline_json(p);
   j["shapes"] = json::array();
   for (size_t i = 0; i < p.shapes.size(); ++i) {
     const Variables v = p.variables(p.shapes[i]);
@@ -102,6 +120,15 @@ void print_problem(const Problem& p) {
   }
   std::cout << fmt::format("\n  seeds: {} fixed ({}) + {} secret per shape\n", p.check_seeds.size(),
                            fmt::join(p.check_seeds, ", "), p.secret_seeds);
+  // The reference line `kbench bench` and `kbench eval` time beside a solution (never scored).
+  const auto targets = baseline_targets(p);
+  if (targets.empty()) {
+    std::cout << "  baseline: none\n";
+  } else {
+    std::cout << fmt::format("  baseline ({}): {}{}\n", fmt::join(targets, ", "),
+                             p.baseline_description.empty() ? "no description" : p.baseline_description,
+                             p.baseline_libraries.empty() ? "" : fmt::format(" [links {}]", fmt::join(p.baseline_libraries, ", ")));
+  }
 }
 
 }  // namespace

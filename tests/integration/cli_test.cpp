@@ -41,6 +41,30 @@ TEST(Cli, ShowPrintsTheSpecReadably) {
   EXPECT_NE(r.output.find("batch=4 vocab=131072"), std::string::npos) << r.output;
 }
 
+// The baseline line: the problem's description of its reference line where the folder has one,
+// "none" where it has none; the JSON has it as an object or null.
+TEST(Cli, ShowNamesTheBaselineOrNone) {
+  auto with = kbench({"show", "l4_int4_gemm"});
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_NE(with.output.find("baseline (cuda): weights dequantised to fp16"), std::string::npos) << with.output;
+  EXPECT_NE(with.output.find("[links cublasLt]"), std::string::npos) << with.output;
+  auto without = kbench({"show", "kda"});
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_NE(without.output.find("baseline: none"), std::string::npos) << without.output;
+  auto list = kbench({"list", "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  const auto j = nlohmann::json::parse(list.output);
+  for (const auto& p : j) {
+    if (p["name"] == "kda") {
+      EXPECT_TRUE(p["baseline"].is_null());
+    }
+    if (p["name"] == "moe_swiglu") {
+      EXPECT_EQ(p["baseline"]["libraries"], nlohmann::json::array({"cublas"}));
+      EXPECT_TRUE(p["baseline"]["synchronizes"].get<bool>());
+    }
+  }
+}
+
 TEST(Cli, UnknownProblemIsAUsageErrorNamingTheKnownOnes) {
   auto r = kbench({"show", "no_such_problem"});
   EXPECT_EQ(r.exit_code, 2);
