@@ -19,6 +19,7 @@
 
 #include "fp8_wgmma_gemm.cuh"
 #include "kbench/solution.h"
+#include "problem_dims.cuh"
 
 namespace {
 
@@ -86,16 +87,6 @@ struct State {
   float* scales = nullptr;    // sx, sw, 1 / sx, 1 / sw
 };
 
-int64_t dim(const kb_problem* p, const char* name) {
-  for (int i = 0; i < p->n_dims; ++i) {
-    const char* a = p->dim_names[i];
-    const char* b = name;
-    while (*a && *a == *b) ++a, ++b;
-    if (*a == 0 && *b == 0) return p->dim_values[i];
-  }
-  return -1;
-}
-
 // amax, scale and quantised copy of t (rows, k) into dst, all enqueued on `stream`.
 void quantize_tensor(const __half* t, int rows, int k, int k_padded, unsigned* amax, float* scale, float* inverse,
                      uint8_t* dst, cudaStream_t stream) {
@@ -112,9 +103,9 @@ void quantize_tensor(const __half* t, int rows, int k, int k_padded, unsigned* a
 extern "C" int kb_setup(const kb_problem* p, void** state) {
   auto* s = new State;
   *state = s;
-  s->M = static_cast<int>(dim(p, "M"));
-  s->N = static_cast<int>(dim(p, "N"));
-  s->K = static_cast<int>(dim(p, "K"));
+  s->M = static_cast<int>(kbkit::dim(p, "M"));
+  s->N = static_cast<int>(kbkit::dim(p, "N"));
+  s->K = static_cast<int>(kbkit::dim(p, "K"));
   if (s->M <= 0 || s->N <= 0 || s->K <= 0 || p->n_weights != 1) return 1;
   s->k_padded = fp8_wgmma::padded_k(s->K);
   if (cudaMalloc(&s->wq, static_cast<size_t>(s->N) * s->k_padded) != cudaSuccess) return 2;
