@@ -16,7 +16,6 @@ namespace {
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, NH;
@@ -126,32 +125,28 @@ TEST(DeckL3MinGptCausalAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scor
   const kb::Problem p = load("l3_mingpt_causal_attention");
   const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", 256}});
   const char* names[] = {"fp32", "bf16 q, k", "no causal mask"};
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const auto qkv = fp32_qkv(d, in, w);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::no_causal_mask}) {
-        const std::string where = kb::v3test::shape_and_seed(si, seed);
-        const char* name = names[static_cast<int>(how)];
-        const auto c = kb::v3test::judge_and_report(p, s, where, name, fp32_mingpt(d, qkv, w, how), expected);
-        if (how == Scores::fp32) {
-          kb::v3test::expect_honest_margin(c, where);
-        } else {
-          EXPECT_FALSE(c.verdict.pass) << name << " " << where;
-          EXPECT_GT(c.excess, 2.0) << name << " " << where;
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const auto qkv = fp32_qkv(d, in, w);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::no_causal_mask}) {
+          const char* name = names[static_cast<int>(how)];
+          const auto c = kb::v3test::judge_and_report(p, s, where, name, fp32_mingpt(d, qkv, w, how), expected);
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << name << " " << where;
+            EXPECT_GT(c.excess, 2.0) << name << " " << where;
+          }
+          if (how == Scores::bf16_qk) {
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through";
+          }
+          if (how == Scores::no_causal_mask) {
+            EXPECT_FALSE(c.v3_pass) << "the mask matters on every shape, v3's included";
+          }
         }
-        if (how == Scores::bf16_qk) {
-          EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through";
-        }
-        if (how == Scores::no_causal_mask) {
-          EXPECT_FALSE(c.v3_pass) << "the mask matters on every shape, v3's included";
-        }
-      }
-    }
+      });
 }
 
 }  // namespace

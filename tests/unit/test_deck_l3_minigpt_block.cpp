@@ -15,7 +15,6 @@ namespace {
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, NH;
@@ -158,26 +157,22 @@ TEST(DeckL3MiniGptBlock, OracleMatchesAPlainLoopAndHonoursRows) {
 TEST(DeckL3MiniGptBlock, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
   const kb::Problem p = load("l3_minigpt_block");
   const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", 128}});
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const auto qkv = fp32_qkv(d, in, w);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk}) {
-        const std::string where = kb::v3test::shape_and_seed(si, seed);
-        const auto c = kb::v3test::judge_and_report(p, s, where, how == Scores::fp32 ? "fp32" : "bf16 q, k",
-                                                    fp32_block(d, qkv, in, w, how), expected);
-        if (how == Scores::fp32) {
-          kb::v3test::expect_honest_margin(c, where);
-        } else {
-          EXPECT_FALSE(c.verdict.pass) << where;
-          EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const auto qkv = fp32_qkv(d, in, w);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk}) {
+          const auto c = kb::v3test::judge_and_report(p, s, where, how == Scores::fp32 ? "fp32" : "bf16 q, k",
+                                                      fp32_block(d, qkv, in, w, how), expected);
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          }
         }
-      }
-    }
+      });
 }
 
 }  // namespace

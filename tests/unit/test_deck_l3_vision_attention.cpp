@@ -16,7 +16,6 @@ namespace {
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, C, H, W, NH;
@@ -139,30 +138,26 @@ TEST(DeckL3VisionAttention, OracleMatchesAPlainLoopAndHonoursRows) {
 TEST(DeckL3VisionAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
   const kb::Problem p = load("l3_vision_attention");
   const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"H", 32}, {"W", 32}});
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::uniform_weights}) {
-        const std::string where = kb::v3test::shape_and_seed(si, seed);
-        const auto c = kb::v3test::judge_and_report(
-            p, s, where, how == Scores::fp32 ? "fp32" : how == Scores::bf16_qk ? "bf16 q, k" : "uniform weights",
-            fp32_vision_attention(d, in, w, how), expected);
-        if (how == Scores::uniform_weights) {
-          EXPECT_FALSE(c.verdict.pass) << where;
-          continue;
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::uniform_weights}) {
+          const auto c = kb::v3test::judge_and_report(
+              p, s, where, how == Scores::fp32 ? "fp32" : how == Scores::bf16_qk ? "bf16 q, k" : "uniform weights",
+              fp32_vision_attention(d, in, w, how), expected);
+          if (how == Scores::uniform_weights) {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            continue;
+          }
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          }
         }
-        if (how == Scores::fp32) {
-          kb::v3test::expect_honest_margin(c, where);
-        } else {
-          EXPECT_FALSE(c.verdict.pass) << where;
-          EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
-        }
-      }
-    }
+      });
 }
 
 }  // namespace

@@ -16,7 +16,6 @@ namespace {
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, HQ, HKV, D;
@@ -192,31 +191,27 @@ TEST(DeckL4GroupedQueryAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scor
   const bool full = kb::v3test::full_shapes();
   const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", full ? 128 : 64}});
   const std::vector<uint64_t> seeds = full ? std::vector<uint64_t>{1, 2, 3} : std::vector<uint64_t>{1};
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : seeds) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const Projections proj = fp32_projections(d, in, w);
-      struct Variant {
-        const char* name;
-        Scores how;
-        Angles angles;
-      };
-      for (const Variant& v : {Variant{"fp32", Scores::fp32, Angles::fp64}, Variant{"bf16 q, k", Scores::bf16_qk, Angles::fp64},
-                               Variant{"fp32, RoPE angles in fp32", Scores::fp32, Angles::fp32}}) {
-        const std::string where = kb::v3test::shape_and_seed(si, seed);
-        const auto c = kb::v3test::judge_and_report(p, s, where, v.name, fp32_gqa(d, proj, w, v.how, v.angles), expected);
-        if (v.how == Scores::bf16_qk) {
-          EXPECT_FALSE(c.verdict.pass) << where;
-          EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
-        } else if (v.angles == Angles::fp64) {
-          kb::v3test::expect_honest_margin(c, where);
+  kb::v3test::for_each_calibration_case(
+      p, shapes, seeds,
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const Projections proj = fp32_projections(d, in, w);
+        struct Variant {
+          const char* name;
+          Scores how;
+          Angles angles;
+        };
+        for (const Variant& v : {Variant{"fp32", Scores::fp32, Angles::fp64}, Variant{"bf16 q, k", Scores::bf16_qk, Angles::fp64},
+                                 Variant{"fp32, RoPE angles in fp32", Scores::fp32, Angles::fp32}}) {
+          const auto c = kb::v3test::judge_and_report(p, s, where, v.name, fp32_gqa(d, proj, w, v.how, v.angles), expected);
+          if (v.how == Scores::bf16_qk) {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          } else if (v.angles == Angles::fp64) {
+            kb::v3test::expect_honest_margin(c, where);
+          }
         }
-      }
-    }
+      });
 }
 
 }  // namespace

@@ -80,6 +80,26 @@ inline std::vector<ShapeCase> calibration_shapes(const Problem& p, const std::ma
   return shapes;
 }
 
+// "shape <index> seed <seed>", the calibration loops' label for a case.
+inline std::string shape_and_seed(size_t shape, uint64_t seed) {
+  return "shape " + std::to_string(shape) + " seed " + std::to_string(seed);
+}
+
+// For each shape of `shapes` and each seed: the inputs and weights the seed draws and the oracle's
+// values of output 0, handed to case_fn(where, s, in, w, expected) with `where` = shape_and_seed.
+template <class CaseFn>
+void for_each_calibration_case(const Problem& p, const std::vector<ShapeCase>& shapes, const std::vector<uint64_t>& seeds,
+                               CaseFn case_fn) {
+  for (size_t si = 0; si < shapes.size(); ++si)
+    for (uint64_t seed : seeds) {
+      const ShapeCase& s = shapes[si];
+      const auto in = generate_inputs(p, s, seed);
+      const auto w = generate_weights(p, s, seed);
+      const auto expected = oracle_values(p, s, in, w).at(0);
+      case_fn(shape_and_seed(si, seed), s, in, w, expected);
+    }
+}
+
 // One emulated kernel's output judged as kbench and as KernelBench v3 would.
 struct Calibrated {
   OutputVerdict verdict;
@@ -105,11 +125,6 @@ inline Calibrated judge_and_report(const Problem& p, const ShapeCase& s, const s
 inline void expect_honest_margin(const Calibrated& c, const std::string& where) {
   EXPECT_TRUE(c.verdict.pass) << c.verdict.message;
   EXPECT_LT(c.excess, 0.5) << "the honest margin CALIBRATION.md promises; " << where;
-}
-
-// "shape <index> seed <seed>", the calibration loops' label for a case.
-inline std::string shape_and_seed(size_t shape, uint64_t seed) {
-  return "shape " + std::to_string(shape) + " seed " + std::to_string(seed);
 }
 
 }  // namespace kb::v3test
