@@ -11,19 +11,13 @@
 
 #include "deck/ops/attention.h"
 #include "deck/ops/matmul.h"
+#include "deck/ops/packed_qkv.h"
 #include "deck/ops/rows.h"
 #include "deck/registry.h"
 
 namespace {
 
 using kb::ops::Tensor64;
-
-Tensor64 slice_rows(const Tensor64& t, int64_t first, int64_t count) {
-  const int64_t len = t.rank() == 1 ? 1 : t.shape[1];
-  std::vector<int64_t> shape = t.shape;
-  shape[0] = count;
-  return Tensor64(shape, std::vector<double>(t.data.begin() + first * len, t.data.begin() + (first + count) * len));
-}
 
 void l3_mingpt_causal_attention_oracle(kb::OracleCase& c) {
   using namespace kb::ops;
@@ -33,8 +27,7 @@ void l3_mingpt_causal_attention_oracle(kb::OracleCase& c) {
   const kb::HostTensor& x = c.inputs.at(0);
   const Tensor64 w_attn = to_tensor64(c.weights.at(0)), b_attn = to_tensor64(c.weights.at(1));
   const Tensor64 w_proj = to_tensor64(c.weights.at(2)), b_proj = to_tensor64(c.weights.at(3));
-  const Tensor64 wq = slice_rows(w_attn, 0, C), wk = slice_rows(w_attn, C, C), wv = slice_rows(w_attn, 2 * C, C);
-  const Tensor64 bq = slice_rows(b_attn, 0, C), bk = slice_rows(b_attn, C, C), bv = slice_rows(b_attn, 2 * C, C);
+  const auto [wq, wk, wv, bq, bk, bv] = split_qkv_projection(w_attn, b_attn);
 
   const std::vector<int64_t> rows = c.rows.empty() ? all_rows(B * T) : c.rows;
   std::map<int64_t, std::set<int64_t>> wanted;  // sequence -> positions asked for

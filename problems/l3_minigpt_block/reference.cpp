@@ -12,6 +12,7 @@
 #include "deck/ops/activations.h"
 #include "deck/ops/attention.h"
 #include "deck/ops/matmul.h"
+#include "deck/ops/packed_qkv.h"
 #include "deck/ops/norms.h"
 #include "deck/ops/rows.h"
 #include "deck/registry.h"
@@ -19,13 +20,6 @@
 namespace {
 
 using kb::ops::Tensor64;
-
-Tensor64 slice_rows(const Tensor64& t, int64_t first, int64_t count) {
-  const int64_t len = t.rank() == 1 ? 1 : t.shape[1];
-  std::vector<int64_t> shape = t.shape;
-  shape[0] = count;
-  return Tensor64(shape, std::vector<double>(t.data.begin() + first * len, t.data.begin() + (first + count) * len));
-}
 
 void l3_minigpt_block_oracle(kb::OracleCase& c) {
   using namespace kb::ops;
@@ -37,8 +31,7 @@ void l3_minigpt_block_oracle(kb::OracleCase& c) {
   for (const auto& t : c.weights) w.push_back(to_tensor64(t));
   const Tensor64 &ln1_w = w[0], &ln1_b = w[1], &w_attn = w[2], &b_attn = w[3], &w_aproj = w[4], &b_aproj = w[5];
   const Tensor64 &ln2_w = w[6], &ln2_b = w[7], &w_fc = w[8], &b_fc = w[9], &w_mproj = w[10], &b_mproj = w[11];
-  const Tensor64 wq = slice_rows(w_attn, 0, C), wk = slice_rows(w_attn, C, C), wv = slice_rows(w_attn, 2 * C, C);
-  const Tensor64 bq = slice_rows(b_attn, 0, C), bk = slice_rows(b_attn, C, C), bv = slice_rows(b_attn, 2 * C, C);
+  const auto [wq, wk, wv, bq, bk, bv] = split_qkv_projection(w_attn, b_attn);
 
   const std::vector<int64_t> rows = c.rows.empty() ? all_rows(B * T) : c.rows;
   std::map<int64_t, std::set<int64_t>> wanted;  // sequence -> positions asked for

@@ -12,6 +12,7 @@
 
 #include "deck/ops/attention.h"
 #include "deck/ops/matmul.h"
+#include "deck/ops/packed_qkv.h"
 #include "deck/ops/norms.h"
 #include "deck/ops/rows.h"
 #include "deck/registry.h"
@@ -19,14 +20,6 @@
 namespace {
 
 using kb::ops::Tensor64;
-
-// Rows [first, first + count) of a (rows, cols) matrix, or elements of a vector.
-Tensor64 slice_rows(const Tensor64& t, int64_t first, int64_t count) {
-  const int64_t len = t.rank() == 1 ? 1 : t.shape[1];
-  std::vector<int64_t> shape = t.shape;
-  shape[0] = count;
-  return Tensor64(shape, std::vector<double>(t.data.begin() + first * len, t.data.begin() + (first + count) * len));
-}
 
 void l3_vision_attention_oracle(kb::OracleCase& c) {
   using namespace kb::ops;
@@ -39,8 +32,7 @@ void l3_vision_attention_oracle(kb::OracleCase& c) {
   const Tensor64 w_in = to_tensor64(c.weights.at(0)), b_in = to_tensor64(c.weights.at(1));
   const Tensor64 w_out = to_tensor64(c.weights.at(2)), b_out = to_tensor64(c.weights.at(3));
   const Tensor64 gamma = to_tensor64(c.weights.at(4)), beta = to_tensor64(c.weights.at(5));
-  const Tensor64 wq = slice_rows(w_in, 0, C), wk = slice_rows(w_in, C, C), wv = slice_rows(w_in, 2 * C, C);
-  const Tensor64 bq = slice_rows(b_in, 0, C), bk = slice_rows(b_in, C, C), bv = slice_rows(b_in, 2 * C, C);
+  const auto [wq, wk, wv, bq, bk, bv] = split_qkv_projection(w_in, b_in);
 
   // (b, h) -> the channels asked for in that image row.
   const std::vector<int64_t> rows = c.rows.empty() ? all_rows(B * C * H) : c.rows;

@@ -5,8 +5,6 @@
 // ten sampled rows spread over the four batch elements, ~0.2 TFLOP in double (a few seconds on a
 // 16-core host); the full output comes from the GPU reference that
 // problems/l4_kimi_delta_attention/reference.cu registers for both layers.
-#include <iterator>
-
 #include "deck/ops/delta_rule_layer.h"
 #include "deck/ops/rows.h"
 #include "deck/registry.h"
@@ -16,14 +14,8 @@ namespace {
 void l4_gated_deltanet_oracle(kb::OracleCase& c) {
   using namespace kb::ops;
   const kb::HostTensor& x = c.inputs.at(0);
-  const int64_t B = x.shape.at(0), T = x.shape.at(1);
-  DeltaLayerParams p;
-  Tensor64* params[] = {&p.wq, &p.wk, &p.wv, &p.conv_q, &p.conv_k, &p.conv_v, &p.wa,
-                        &p.a_bias, &p.wb, &p.norm_weight, &p.norm_bias, &p.wg, &p.wo};
-  for (size_t i = 0; i < std::size(params); ++i) *params[i] = to_tensor64(c.weights.at(i));
-  const int64_t H = p.wb.shape.at(0), K = p.norm_weight.shape.at(0);  // Wb (H, D), the LayerNorm's (K)
-  const std::vector<int64_t> rows = c.rows.empty() ? all_rows(B * T) : c.rows;
-  put_rows(gated_delta_layer(x, p, H, K, rows), rows, c.expected.at(0));
+  const std::vector<int64_t> rows = c.rows.empty() ? all_rows(x.shape.at(0) * x.shape.at(1)) : c.rows;  // B T
+  put_rows(gated_delta_layer(x, delta_layer_params(c.weights), rows), rows, c.expected.at(0));
 }
 
 KB_REGISTER_ORACLE("l4_gated_deltanet", l4_gated_deltanet_oracle);

@@ -16,10 +16,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <cstring>
 #include <vector>
 
 #include "kbench/solution.h"
+#include "problem_dims.cuh"
 
 namespace {
 
@@ -64,12 +64,6 @@ __global__ void combine(const float* __restrict__ d, const int* __restrict__ pai
       sum += weights[t * top_k + j] * d[static_cast<int64_t>(pair_row[t * top_k + j]) * hidden + h];
     y[i] = sum;
   }
-}
-
-int64_t dim(const kb_problem* p, const char* name) {
-  for (int i = 0; i < p->n_dims; ++i)
-    if (std::strcmp(p->dim_names[i], name) == 0) return p->dim_values[i];
-  return -1;
 }
 
 // One grouped call of one or two problems per expert with rows: out_k[e] (c, m) = in (c, k) W_k[e]^T.
@@ -118,11 +112,11 @@ cublasStatus_t grouped(State* s, const std::vector<int>& offsets, const float* i
 extern "C" int kb_setup(const kb_problem* p, void** state) {
   auto* s = new State;
   *state = s;
-  s->tokens = dim(p, "num_tokens");
-  s->top_k = dim(p, "top_k");
-  s->experts = dim(p, "num_experts");
-  s->hidden = dim(p, "hidden_size");
-  s->inter = dim(p, "intermediate_size");
+  s->tokens = kbkit::dim(p, "num_tokens");
+  s->top_k = kbkit::dim(p, "top_k");
+  s->experts = kbkit::dim(p, "num_experts");
+  s->hidden = kbkit::dim(p, "hidden_size");
+  s->inter = kbkit::dim(p, "intermediate_size");
   if (s->tokens <= 0 || s->top_k <= 0 || s->experts <= 0 || s->hidden <= 0 || s->inter <= 0 || p->n_weights != 3)
     return 1;
   s->w_gate = static_cast<const float*>(p->weights[0].data);

@@ -124,6 +124,24 @@ inline void attention(const Attention& a, cudaStream_t stream) {
 
 // LayerNorm of each row of x (rows, n) into y, in double: one block per row, thread 0 summing the
 // row in order for the mean, then the squared deviations for the biased variance.
+// Causal or full self-attention straight from the packed q|k|v rows of one nn.Linear(C, 3 C)
+// (minGPT's c_attn): qkv (batch, seq, 3 C), head h at columns h * kHeadDim of each third; out
+// (batch, seq, C), the heads side by side again. kHeadDim = C / heads.
+template <int kHeadDim>
+inline void packed_qkv_attention(const double* qkv, double* out, int64_t batch, int64_t seq, int64_t c, int64_t heads,
+                                 bool causal, cudaStream_t stream) {
+  Attention a{};
+  a.q = qkv, a.k = qkv + c, a.v = qkv + 2 * c, a.out = out;
+  a.q_batch = a.k_batch = a.v_batch = seq * 3 * c;
+  a.q_head = a.k_head = a.v_head = kHeadDim;
+  a.q_row = a.k_row = a.v_row = 3 * c;
+  a.o_batch = seq * c, a.o_head = kHeadDim, a.o_row = c;
+  a.batch = static_cast<int>(batch), a.heads_q = a.heads_kv = static_cast<int>(heads);
+  a.seq = seq;
+  a.causal = causal;
+  attention<kHeadDim>(a, stream);
+}
+
 template <class X>
 __global__ void layer_norm_kernel(const X* x, int64_t n, const float* gamma, const float* beta, double eps, double* y) {
   __shared__ double mean, rstd;

@@ -7,18 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 
 #include "v3_attention_support.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
-using kb::v3test::judge;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, NH;
@@ -76,13 +73,8 @@ std::vector<float> fp32_qkv(const Dims& d, const std::vector<kb::HostTensor>& in
 std::vector<double> fp32_mingpt(const Dims& d, const std::vector<float>& qkv, const std::vector<kb::HostTensor>& w,
                                 Scores how) {
   using namespace kb::v3attn_test;
-  const int64_t T = d.T, C = d.C, hd = C / d.NH, rows = d.B * T;
-  std::vector<float> y(static_cast<size_t>(rows * C));
-  for (int64_t b = 0; b < d.B; ++b)
-    for (int64_t h = 0; h < d.NH; ++h) {
-      const float* base = qkv.data() + b * T * 3 * C + h * hd;
-      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
-    }
+  const int64_t C = d.C, rows = d.B * d.T;
+  const auto y = packed_attention32(qkv, d.B, d.T, C, d.NH, true, how);
   const auto out = linear32(y, floats(w[2]), floats(w[3]), rows, C, C);
   return std::vector<double>(out.begin(), out.end());
 }
@@ -122,60 +114,39 @@ TEST(DeckL3MinGptCausalAttention, OracleMatchesAPlainLoopAndHonoursRows) {
   kb::ShapeCase s;
   s.dims = {2, 7, 12, 3};  // B, T, C, NH: heads of 4
   const Dims d = dims_of(p, s);
-  const auto in = kb::generate_inputs(p, s, 5);
-  const auto w = kb::generate_weights(p, s, 5);
-  const auto all = oracle_values(p, s, in, w).at(0);
-  const auto want = plain_mingpt(d, in, w);
-  ASSERT_EQ(all.size(), want.size());
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_NEAR(all[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-  const std::vector<int64_t> rows = {3, 7, 13};  // (0, 3), (1, 0), (1, 6)
-  std::vector<std::vector<double>> some(1, std::vector<double>(all.size(), NAN));
-  kb::OracleCase oc{p, s, in, w, some, rows};
-  kb::find_oracle(p.id)(oc);
-  for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
-    const int64_t r = i / d.C;
-    if (r == 3 || r == 7 || r == 13) EXPECT_EQ(some[0][i], all[i]) << i;
-    else EXPECT_TRUE(std::isnan(some[0][i])) << "row " << r << " was not asked for";
-  }
+  // Rows of C: (sequence, token) (0, 3), (1, 0), (1, 6).
+  kb::v3test::expect_oracle_matches_plain_loop_and_honours_rows(
+      p, s, 5, [&](const auto& in, const auto& w) { return plain_mingpt(d, in, w); }, {3, 7, 13}, d.C);
 }
 
 // v3's 768 channels in 8 heads of 96 on one sequence of 256 tokens (v3's 64 x 512 would take the
 // CPU minutes per variant); the problem's other shapes too with KBENCH_V3_FULL_SHAPES=1.
 TEST(DeckL3MinGptCausalAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16ScoresAndNoMask) {
   const kb::Problem p = load("l3_mingpt_causal_attention");
-  std::vector<kb::ShapeCase> shapes = {kb::v3test::resized(p, 0, {{"B", 1}, {"T", 256}})};
-  if (kb::v3test::full_shapes()) shapes.insert(shapes.end(), p.shapes.begin() + 1, p.shapes.end());
+  const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", 256}});
   const char* names[] = {"fp32", "bf16 q, k", "no causal mask"};
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const auto qkv = fp32_qkv(d, in, w);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::no_causal_mask}) {
-        const auto got = fp32_mingpt(d, qkv, w, how);
-        const auto verdict = judge(p, 0, s, got, expected);
-        const double excess = verdict.worst.empty() ? 0 : verdict.worst.at(0).excess;
-        const bool v3_pass = kb::v3test::v3_check_passes(got, expected);
-        std::printf("[ figures  ] shape %zu seed %llu: %s excess %.3g, v3's check %s\n", si,
-                    static_cast<unsigned long long>(seed), names[static_cast<int>(how)], excess, v3_pass ? "passes" : "fails");
-        if (how == Scores::fp32) {
-          EXPECT_TRUE(verdict.pass) << verdict.message;
-          EXPECT_LT(excess, 0.5) << "the honest margin CALIBRATION.md promises; shape " << si << " seed " << seed;
-        } else {
-          EXPECT_FALSE(verdict.pass) << names[static_cast<int>(how)] << " shape " << si << " seed " << seed;
-          EXPECT_GT(excess, 2.0) << names[static_cast<int>(how)] << " shape " << si << " seed " << seed;
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const auto qkv = fp32_qkv(d, in, w);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::no_causal_mask}) {
+          const char* name = names[static_cast<int>(how)];
+          const auto c = kb::v3test::judge_and_report(p, s, where, name, fp32_mingpt(d, qkv, w, how), expected);
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << name << " " << where;
+            EXPECT_GT(c.excess, 2.0) << name << " " << where;
+          }
+          if (how == Scores::bf16_qk) {
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through";
+          }
+          if (how == Scores::no_causal_mask) {
+            EXPECT_FALSE(c.v3_pass) << "the mask matters on every shape, v3's included";
+          }
         }
-        if (how == Scores::bf16_qk) {
-          EXPECT_TRUE(v3_pass) << "v3's global check lets bf16 scores through";
-        }
-        if (how == Scores::no_causal_mask) {
-          EXPECT_FALSE(v3_pass) << "the mask matters on every shape, v3's included";
-        }
-      }
-    }
+      });
 }
 
 }  // namespace

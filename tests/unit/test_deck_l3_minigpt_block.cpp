@@ -6,18 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 
 #include "v3_attention_support.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
-using kb::v3test::judge;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, NH;
@@ -101,13 +98,8 @@ std::vector<float> fp32_qkv(const Dims& d, const std::vector<kb::HostTensor>& in
 std::vector<double> fp32_block(const Dims& d, const std::vector<float>& qkv, const std::vector<kb::HostTensor>& in,
                                const std::vector<kb::HostTensor>& w, Scores how) {
   using namespace kb::v3attn_test;
-  const int64_t T = d.T, C = d.C, hd = C / d.NH, rows = d.B * T;
-  std::vector<float> y(static_cast<size_t>(rows * C));
-  for (int64_t b = 0; b < d.B; ++b)
-    for (int64_t h = 0; h < d.NH; ++h) {
-      const float* base = qkv.data() + b * T * 3 * C + h * hd;
-      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, T, T, hd, true, how, y.data() + b * T * C + h * hd, C);
-    }
+  const int64_t C = d.C, rows = d.B * d.T;
+  const auto y = packed_attention32(qkv, d.B, d.T, C, d.NH, true, how);
   const auto x = floats(in[0]);
   auto u = linear32(y, floats(w[4]), floats(w[5]), rows, C, C);
   for (size_t i = 0; i < u.size(); ++i) u[i] += x[i];
@@ -155,54 +147,32 @@ TEST(DeckL3MiniGptBlock, OracleMatchesAPlainLoopAndHonoursRows) {
   kb::ShapeCase s;
   s.dims = {2, 6, 8, 2};  // B, T, C, NH: heads of 4
   const Dims d = dims_of(p, s);
-  const auto in = kb::generate_inputs(p, s, 3);
-  const auto w = kb::generate_weights(p, s, 3);
-  const auto all = oracle_values(p, s, in, w).at(0);
-  const auto want = plain_block(d, in, w);
-  ASSERT_EQ(all.size(), want.size());
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_NEAR(all[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-  const std::vector<int64_t> rows = {2, 6, 11};  // (0, 2), (1, 0), (1, 5)
-  std::vector<std::vector<double>> some(1, std::vector<double>(all.size(), NAN));
-  kb::OracleCase oc{p, s, in, w, some, rows};
-  kb::find_oracle(p.id)(oc);
-  for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
-    const int64_t r = i / d.C;
-    if (r == 2 || r == 6 || r == 11) EXPECT_EQ(some[0][i], all[i]) << i;
-    else EXPECT_TRUE(std::isnan(some[0][i])) << "row " << r << " was not asked for";
-  }
+  // Rows of C: (sequence, token) (0, 2), (1, 0), (1, 5).
+  kb::v3test::expect_oracle_matches_plain_loop_and_honours_rows(
+      p, s, 3, [&](const auto& in, const auto& w) { return plain_block(d, in, w); }, {2, 6, 11}, d.C);
 }
 
 // v3's 768 channels in 8 heads of 96 on one sequence of 128 tokens (v3's 128 x 512 would take the
 // CPU many minutes per variant); the problem's other shapes too with KBENCH_V3_FULL_SHAPES=1.
 TEST(DeckL3MiniGptBlock, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
   const kb::Problem p = load("l3_minigpt_block");
-  std::vector<kb::ShapeCase> shapes = {kb::v3test::resized(p, 0, {{"B", 1}, {"T", 128}})};
-  if (kb::v3test::full_shapes()) shapes.insert(shapes.end(), p.shapes.begin() + 1, p.shapes.end());
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const auto qkv = fp32_qkv(d, in, w);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk}) {
-        const auto got = fp32_block(d, qkv, in, w, how);
-        const auto verdict = judge(p, 0, s, got, expected);
-        const double excess = verdict.worst.empty() ? 0 : verdict.worst.at(0).excess;
-        const bool v3_pass = kb::v3test::v3_check_passes(got, expected);
-        std::printf("[ figures  ] shape %zu seed %llu: %s excess %.3g, v3's check %s\n", si,
-                    static_cast<unsigned long long>(seed), how == Scores::fp32 ? "fp32" : "bf16 q, k", excess,
-                    v3_pass ? "passes" : "fails");
-        if (how == Scores::fp32) {
-          EXPECT_TRUE(verdict.pass) << verdict.message;
-          EXPECT_LT(excess, 0.5) << "the honest margin CALIBRATION.md promises; shape " << si << " seed " << seed;
-        } else {
-          EXPECT_FALSE(verdict.pass) << "shape " << si << " seed " << seed;
-          EXPECT_TRUE(v3_pass) << "v3's global check lets bf16 scores through; shape " << si << " seed " << seed;
+  const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", 128}});
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const auto qkv = fp32_qkv(d, in, w);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk}) {
+          const auto c = kb::v3test::judge_and_report(p, s, where, how == Scores::fp32 ? "fp32" : "bf16 q, k",
+                                                      fp32_block(d, qkv, in, w, how), expected);
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          }
         }
-      }
-    }
+      });
 }
 
 }  // namespace

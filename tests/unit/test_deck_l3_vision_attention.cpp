@@ -7,18 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 
 #include "v3_attention_support.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
-using kb::v3test::judge;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, C, H, W, NH;
@@ -78,19 +75,14 @@ std::vector<double> plain_vision_attention(const Dims& d, const std::vector<kb::
 std::vector<double> fp32_vision_attention(const Dims& d, const std::vector<kb::HostTensor>& in,
                                           const std::vector<kb::HostTensor>& w, Scores how) {
   using namespace kb::v3attn_test;
-  const int64_t S = d.H * d.W, C = d.C, hd = C / d.NH, T = d.B * S;
+  const int64_t S = d.H * d.W, C = d.C, T = d.B * S;
   const auto x = floats(in[0]);
   std::vector<float> t(static_cast<size_t>(T * C));
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t s = 0; s < S; ++s) t[static_cast<size_t>((b * S + s) * C + c)] = x[static_cast<size_t>((b * C + c) * S + s)];
   const auto qkv = linear32(t, floats(w[0]), floats(w[1]), T, 3 * C, C);
-  std::vector<float> attn(static_cast<size_t>(T * C));
-  for (int64_t b = 0; b < d.B; ++b)
-    for (int64_t h = 0; h < d.NH; ++h) {
-      const float* base = qkv.data() + b * S * 3 * C + h * hd;
-      attention32(base, 3 * C, base + C, base + 2 * C, 3 * C, S, S, hd, false, how, attn.data() + b * S * C + h * hd, C);
-    }
+  const auto attn = packed_attention32(qkv, d.B, S, C, d.NH, false, how);
   auto y = linear32(attn, floats(w[2]), floats(w[3]), T, C, C);
   for (size_t i = 0; i < y.size(); ++i) y[i] += t[i];
   layer_norm32(y, T, C, floats(w[4]), floats(w[5]));
@@ -135,59 +127,37 @@ TEST(DeckL3VisionAttention, OracleMatchesAPlainLoopAndHonoursRows) {
   kb::ShapeCase s;
   s.dims = {2, 8, 3, 5, 2};  // B, C, H, W, NH: 15 tokens of 8 channels, heads of 4
   const Dims d = dims_of(p, s);
-  const auto in = kb::generate_inputs(p, s, 7);
-  const auto w = kb::generate_weights(p, s, 7);
-  const auto all = oracle_values(p, s, in, w).at(0);
-  const auto want = plain_vision_attention(d, in, w);
-  ASSERT_EQ(all.size(), want.size());
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_NEAR(all[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
   // Rows (b, c, h) of W elements: ask for two of them, in two images.
-  const std::vector<int64_t> rows = {(0 * 8 + 3) * 3 + 1, (1 * 8 + 7) * 3 + 2};
-  std::vector<std::vector<double>> some(1, std::vector<double>(all.size(), NAN));
-  kb::OracleCase oc{p, s, in, w, some, rows};
-  kb::find_oracle(p.id)(oc);
-  for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
-    const int64_t r = i / d.W;
-    if (r == rows[0] || r == rows[1]) EXPECT_EQ(some[0][i], all[i]) << i;
-    else EXPECT_TRUE(std::isnan(some[0][i])) << "row " << r << " was not asked for";
-  }
+  kb::v3test::expect_oracle_matches_plain_loop_and_honours_rows(
+      p, s, 7, [&](const auto& in, const auto& w) { return plain_vision_attention(d, in, w); },
+      {(0 * 8 + 3) * 3 + 1, (1 * 8 + 7) * 3 + 2}, d.W);
 }
 
 // v3's 128 channels in 4 heads of 32 on 32 x 32 = 1024 tokens (v3's 16384 would take the CPU
 // minutes per variant); every shape's own with KBENCH_V3_FULL_SHAPES=1 but v3's.
 TEST(DeckL3VisionAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
   const kb::Problem p = load("l3_vision_attention");
-  std::vector<kb::ShapeCase> shapes = {kb::v3test::resized(p, 0, {{"B", 1}, {"H", 32}, {"W", 32}})};
-  if (kb::v3test::full_shapes()) shapes.insert(shapes.end(), p.shapes.begin() + 1, p.shapes.end());
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : {1, 2, 3}) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::uniform_weights}) {
-        const auto got = fp32_vision_attention(d, in, w, how);
-        const auto verdict = judge(p, 0, s, got, expected);
-        const double excess = verdict.worst.empty() ? 0 : verdict.worst.at(0).excess;
-        const bool v3_pass = kb::v3test::v3_check_passes(got, expected);
-        std::printf("[ figures  ] shape %zu seed %llu: %s excess %.3g, v3's check %s\n", si,
-                    static_cast<unsigned long long>(seed),
-                    how == Scores::fp32 ? "fp32" : how == Scores::bf16_qk ? "bf16 q, k" : "uniform weights", excess,
-                    v3_pass ? "passes" : "fails");
-        if (how == Scores::uniform_weights) {
-          EXPECT_FALSE(verdict.pass) << "shape " << si << " seed " << seed;
-          continue;
+  const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"H", 32}, {"W", 32}});
+  kb::v3test::for_each_calibration_case(
+      p, shapes, {1, 2, 3},
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        for (Scores how : {Scores::fp32, Scores::bf16_qk, Scores::uniform_weights}) {
+          const auto c = kb::v3test::judge_and_report(
+              p, s, where, how == Scores::fp32 ? "fp32" : how == Scores::bf16_qk ? "bf16 q, k" : "uniform weights",
+              fp32_vision_attention(d, in, w, how), expected);
+          if (how == Scores::uniform_weights) {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            continue;
+          }
+          if (how == Scores::fp32) {
+            kb::v3test::expect_honest_margin(c, where);
+          } else {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          }
         }
-        if (how == Scores::fp32) {
-          EXPECT_TRUE(verdict.pass) << verdict.message;
-          EXPECT_LT(excess, 0.5) << "the honest margin CALIBRATION.md promises; shape " << si << " seed " << seed;
-        } else {
-          EXPECT_FALSE(verdict.pass) << "shape " << si << " seed " << seed;
-          EXPECT_TRUE(v3_pass) << "v3's global check lets bf16 scores through; shape " << si << " seed " << seed;
-        }
-      }
-    }
+      });
 }
 
 }  // namespace

@@ -16,11 +16,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
-using kb::v3test::judge;
 using kb::v3test::load;
 using kb::v3test::oracle_values;
 using kb::v3test::resized;
@@ -173,8 +172,7 @@ TEST(DeckL4DeepseekMla, OracleMatchesTheModuleWrittenOutAndHonoursRows) {
     const auto want = mla<double>(d, in, wt, {});
     const auto got = oracle_values(p, s, in, wt).at(0);
     ASSERT_EQ(got.size(), want.size());
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::abs(v));
+    const double scale = kb::v3test::max_abs(want);
     ASSERT_GT(scale, 0.0);
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * scale) << "element " << i;
     // Causality and RoPE both matter on this shape: leaving either out moves the output.
@@ -185,16 +183,8 @@ TEST(DeckL4DeepseekMla, OracleMatchesTheModuleWrittenOutAndHonoursRows) {
       EXPECT_GT(diff, 1e-3 * scale);
     }
 
-    std::vector<std::vector<double>> expected{std::vector<double>(want.size(), NAN)};
-    const std::vector<int64_t> rows = {9, 3, 4};  // sequence 1 position 2; sequence 0 positions 3, 4
-    kb::OracleCase oc{p, s, in, wt, expected, rows};
-    kb::find_oracle(p.id)(oc);
-    for (int64_t t = 0; t < d.batch * d.seq; ++t)
-      for (int64_t n = 0; n < d.hidden; ++n) {
-        const double v = expected[0][static_cast<size_t>(t * d.hidden + n)];
-        if (t == 9 || t == 3 || t == 4) EXPECT_EQ(v, got[static_cast<size_t>(t * d.hidden + n)]);
-        else EXPECT_TRUE(std::isnan(v)) << "row " << t << " was not asked for";
-      }
+    // Rows of hidden_size: sequence 1 position 2; sequence 0 positions 3, 4.
+    kb::v3test::expect_oracle_honours_rows(p, s, in, wt, got, {9, 3, 4}, d.hidden);
   }
 }
 
@@ -210,8 +200,6 @@ TEST(DeckL4DeepseekMla, CostMatchesAHandCount) {
   EXPECT_EQ(p.bytes.eval(v), 4 * (2 * 4 * 2048 * 2048.0 + weights));
 }
 
-double worst_excess(const kb::OutputVerdict& v) { return v.worst.empty() ? 0.0 : v.worst.front().excess; }
-
 TEST(DeckL4DeepseekMla, ToleranceAcceptsTheFp32LayerAndRejectsShortcuts) {
   const kb::Problem p = load("l4_deepseek_mla");
   const bool full = kb::v3test::full_shapes();
@@ -222,9 +210,8 @@ TEST(DeckL4DeepseekMla, ToleranceAcceptsTheFp32LayerAndRejectsShortcuts) {
     const auto in = kb::generate_inputs(p, s, seed);
     if (full || wt.empty()) wt = kb::generate_weights(p, s, seed);
     const auto expected = oracle_values(p, s, in, wt).at(0);
-    double scale = 0;
-    for (double v : expected) scale = std::max(scale, std::abs(v));
-    std::printf("[ figures  ] seed %llu: max |out| %.3g\n", static_cast<unsigned long long>(seed), scale);
+    std::printf("[ figures  ] seed %llu: max |out| %.3g\n", static_cast<unsigned long long>(seed),
+                kb::v3test::max_abs(expected));
     struct Case {
       const char* name;
       Variant v;
@@ -235,17 +222,13 @@ TEST(DeckL4DeepseekMla, ToleranceAcceptsTheFp32LayerAndRejectsShortcuts) {
                           Case{"bf16", {Operands::bf16, true, true}, false},
                           Case{"no causal mask", {Operands::fp32, false, true}, false},
                           Case{"no RoPE on the shared key", {Operands::fp32, true, false}, false}}) {
-      const auto got = mla<float>(d, in, wt, c.v);
-      const auto v = judge(p, 0, s, got, expected);
-      std::printf("[ figures  ] seed %llu, %-26s: worst excess %.3g, v3's check %s\n",
-                  static_cast<unsigned long long>(seed), c.name, worst_excess(v),
-                  kb::v3test::v3_check_passes(got, expected) ? "passes" : "fails");
+      const std::string where = "seed " + std::to_string(seed);
+      const auto judged = kb::v3test::judge_and_report(p, s, where, c.name, mla<float>(d, in, wt, c.v), expected);
       if (c.passes) {
-        EXPECT_TRUE(v.pass) << v.message;
-        EXPECT_LT(worst_excess(v), 0.5) << "the honest layer passes with a margin of 2x";
+        kb::v3test::expect_honest_margin(judged, where);
       } else {
-        EXPECT_FALSE(v.pass) << c.name << " passes";
-        EXPECT_GT(worst_excess(v), 2.0) << c.name;
+        EXPECT_FALSE(judged.verdict.pass) << c.name << " passes";
+        EXPECT_GT(judged.excess, 2.0) << c.name;
       }
     }
   }

@@ -19,13 +19,12 @@
 #include <vector>
 
 #include "deck/ops/moe_routing.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
 using kb::ops::GroupLimitedTopK;
 using kb::ops::route_token;
-using kb::v3test::judge;
 using kb::v3test::load;
 using kb::v3test::oracle_values;
 using kb::v3test::resized;
@@ -224,21 +223,11 @@ TEST(DeckL4DeepseekMoe, OracleMatchesAPerTokenLoopAndHonoursRows) {
     const auto want = per_token_loop(d, values<double>(in[0]), values<double>(in[1]), w);
     const auto got = oracle_values(p, s, in, wt).at(0);
     ASSERT_EQ(got.size(), want.size());
-    double scale = 0;
-    for (double v : want) scale = std::max(scale, std::abs(v));
+    const double scale = kb::v3test::max_abs(want);
     ASSERT_GT(scale, 0.0);
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * scale) << "element " << i;
 
-    std::vector<std::vector<double>> expected{std::vector<double>(want.size(), NAN)};
-    const std::vector<int64_t> rows = {5, 2};
-    kb::OracleCase oc{p, s, in, wt, expected, rows};
-    kb::find_oracle(p.id)(oc);
-    for (int64_t t = 0; t < d.tokens; ++t)
-      for (int64_t n = 0; n < d.hidden; ++n) {
-        const double v = expected[0][static_cast<size_t>(t * d.hidden + n)];
-        if (t == 5 || t == 2) EXPECT_EQ(v, got[static_cast<size_t>(t * d.hidden + n)]);
-        else EXPECT_TRUE(std::isnan(v)) << "row " << t << " was not asked for";
-      }
+    kb::v3test::expect_oracle_honours_rows(p, s, in, wt, got, {5, 2}, d.hidden);  // rows: tokens
   }
 }
 
@@ -355,8 +344,6 @@ std::vector<double> emulated_layer(const Dims& d, const std::vector<kb::HostTens
   return out;
 }
 
-double worst_excess(const kb::OutputVerdict& v) { return v.worst.empty() ? 0.0 : v.worst.front().excess; }
-
 // CI: v3's hidden and intermediate sizes (the lengths of the dot products the tolerance is about)
 // with 4 experts in 2 groups (keep 1, top 2), a shared MLP as wide as an expert and 4 tokens, one
 // draw of the weights (drawing them is most of the test's time) and three of the inputs; full:
@@ -373,28 +360,21 @@ TEST(DeckL4DeepseekMoe, ToleranceAcceptsTheFp32LayerAndRejectsNarrowedGemmsAndPl
     const auto in = kb::generate_inputs(p, s, seed);
     if (full || wt.empty()) wt = kb::generate_weights(p, s, seed);
     const auto expected = oracle_values(p, s, in, wt).at(0);
-    double scale = 0;
-    for (double v : expected) scale = std::max(scale, std::abs(v));
-    std::printf("[ figures  ] seed %llu: max |out| %.3g\n", static_cast<unsigned long long>(seed), scale);
+    std::printf("[ figures  ] seed %llu: max |out| %.3g\n", static_cast<unsigned long long>(seed),
+                kb::v3test::max_abs(expected));
+    const std::string where = "seed " + std::to_string(seed);
     for (Operands how : {Operands::fp32, Operands::tf32, Operands::tf32_nearest, Operands::bf16}) {
-      const auto got = emulated_layer(d, in, wt, how, true);
-      const auto v = judge(p, 0, s, got, expected);
-      std::printf("[ figures  ] seed %llu, %-16s: worst excess %.3g, v3's check %s\n",
-                  static_cast<unsigned long long>(seed), name_of(how), worst_excess(v),
-                  kb::v3test::v3_check_passes(got, expected) ? "passes" : "fails");
+      const auto c = kb::v3test::judge_and_report(p, s, where, name_of(how), emulated_layer(d, in, wt, how, true), expected);
       if (how == Operands::fp32) {
-        EXPECT_TRUE(v.pass) << v.message;
-        EXPECT_LT(worst_excess(v), 0.5) << "the honest layer passes with a margin of 2x";
+        kb::v3test::expect_honest_margin(c, where);
       } else {
-        EXPECT_FALSE(v.pass) << name_of(how) << " operands pass";
-        EXPECT_GT(worst_excess(v), 2.0) << name_of(how);
+        EXPECT_FALSE(c.verdict.pass) << name_of(how) << " operands pass";
+        EXPECT_GT(c.excess, 2.0) << name_of(how);
       }
     }
-    const auto plain = emulated_layer(d, in, wt, Operands::fp32, false);
-    const auto v = judge(p, 0, s, plain, expected);
-    std::printf("[ figures  ] seed %llu, plain top-k     : worst excess %.3g\n", static_cast<unsigned long long>(seed),
-                worst_excess(v));
-    EXPECT_FALSE(v.pass) << "plain top-k routing passes";
+    const auto plain = kb::v3test::judge_and_report(p, s, where, "plain top-k", emulated_layer(d, in, wt, Operands::fp32, false),
+                                                    expected);
+    EXPECT_FALSE(plain.verdict.pass) << "plain top-k routing passes";
   }
 }
 

@@ -170,6 +170,18 @@ TEST(DeckDeltaRule, StepRejectsAGateOfTheWrongWidth) {
   EXPECT_DOUBLE_EQ(s.state()[0 * 3 + 2], 1.5);  // S = k u^T, u = 0.5 v
 }
 
+// The problems' weights in problem.toml's order: thirteen, or an error that counts them.
+TEST(DeckDeltaRule, LayerParamsRejectAWrongWeightCount) {
+  const std::vector<kb::HostTensor> twelve(12, kb::HostTensor("w", kb::DType::f32, {1}));
+  try {
+    kb::ops::delta_layer_params(twelve);
+    ADD_FAILURE() << "twelve weights were taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("delta_layer_params: the layer has 13 weights, got 12"), std::string::npos)
+        << e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The short convolution.
 

@@ -12,7 +12,7 @@
 
 #include "core/float_formats.h"
 #include "deck/ops/e4m3.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
@@ -20,6 +20,7 @@ using kb::v3test::judge;
 using kb::v3test::load;
 using kb::v3test::oracle_values;
 using kb::v3test::resized;
+using kb::v3test::tolerance_excess;
 namespace e4m3 = kb::ops::e4m3;
 
 TEST(DeckL4Fp8Matmul, SpecHasV3sShapeAndRequiresFp8TensorCores) {
@@ -160,15 +161,6 @@ std::vector<double> emulate(const kb::HostTensor& x, const kb::HostTensor& w, in
   return y;
 }
 
-// max |got - want| / (atol + rtol |want|): at most 1 passes.
-double excess(const kb::Problem& p, const std::vector<double>& got, const std::vector<double>& want) {
-  const kb::Tolerance& t = p.outputs[0].tolerance;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    worst = std::fmax(worst, std::fabs(got[i] - want[i]) / (*t.atol + *t.rtol * std::fabs(want[i])));
-  return worst;
-}
-
 TEST(DeckL4Fp8Matmul, ToleranceTakesAnHonestKernelAndRejectsQuantisationShortcuts) {
   const kb::Problem p = load("l4_fp8_matmul");
   // CI-sized: v3's K = 4096 and the decode shape's K = 8192, with 48 rows and 40 columns (x's amax
@@ -180,10 +172,10 @@ TEST(DeckL4Fp8Matmul, ToleranceTakesAnHonestKernelAndRejectsQuantisationShortcut
       const auto x = kb::generate_inputs(p, s, seed);
       const auto w = kb::generate_weights(p, s, seed);
       const auto want = oracle_values(p, s, x, w).at(0);
-      const double honest = excess(p, emulate(x[0], w[0], M, N, K, Quant::per_tensor), want);
-      const double none = excess(p, emulate(x[0], w[0], M, N, K, Quant::none), want);
-      const double per_row = excess(p, emulate(x[0], w[0], M, N, K, Quant::per_row), want);
-      const double trunc = excess(p, emulate(x[0], w[0], M, N, K, Quant::truncate), want);
+      const double honest = tolerance_excess(p, emulate(x[0], w[0], M, N, K, Quant::per_tensor), want);
+      const double none = tolerance_excess(p, emulate(x[0], w[0], M, N, K, Quant::none), want);
+      const double per_row = tolerance_excess(p, emulate(x[0], w[0], M, N, K, Quant::per_row), want);
+      const double trunc = tolerance_excess(p, emulate(x[0], w[0], M, N, K, Quant::truncate), want);
       std::printf("K %lld seed %llu: honest %.3f, unquantised %.1f, per-row scale %.1f, truncating %.1f\n",
                   static_cast<long long>(K), static_cast<unsigned long long>(seed), honest, none, per_row, trunc);
       EXPECT_LT(honest, 0.6) << "K " << K << " seed " << seed;

@@ -7,18 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 
 #include "v3_attention_support.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
 using kb::v3attn_test::floats;
 using kb::v3attn_test::Scores;
-using kb::v3test::judge;
 using kb::v3test::load;
-using kb::v3test::oracle_values;
 
 struct Dims {
   int64_t B, T, C, HQ, HKV, D;
@@ -180,21 +177,9 @@ TEST(DeckL4GroupedQueryAttention, OracleMatchesAPlainLoopAndHonoursRows) {
   kb::ShapeCase s;
   s.dims = {2, 6, 12, 4, 2, 4};  // B, T, C, HQ, HKV, D: groups of 2 query heads
   const Dims d = dims_of(p, s);
-  const auto in = kb::generate_inputs(p, s, 9);
-  const auto w = kb::generate_weights(p, s, 9);
-  const auto all = oracle_values(p, s, in, w).at(0);
-  const auto want = plain_gqa(d, in, w);
-  ASSERT_EQ(all.size(), want.size());
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_NEAR(all[i], want[i], 1e-12 * (1 + std::fabs(want[i]))) << i;
-  const std::vector<int64_t> rows = {4, 6, 11};  // (0, 4), (1, 0), (1, 5)
-  std::vector<std::vector<double>> some(1, std::vector<double>(all.size(), NAN));
-  kb::OracleCase oc{p, s, in, w, some, rows};
-  kb::find_oracle(p.id)(oc);
-  for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
-    const int64_t r = i / d.C;
-    if (r == 4 || r == 6 || r == 11) EXPECT_EQ(some[0][i], all[i]) << i;
-    else EXPECT_TRUE(std::isnan(some[0][i])) << "row " << r << " was not asked for";
-  }
+  // Rows of C: (sequence, token) (0, 4), (1, 0), (1, 5).
+  kb::v3test::expect_oracle_matches_plain_loop_and_honours_rows(
+      p, s, 9, [&](const auto& in, const auto& w) { return plain_gqa(d, in, w); }, {4, 6, 11}, d.C);
 }
 
 // v3's channels and heads (C 4096, 32 query heads on 8 kv heads of 128) on one sequence of 64
@@ -204,39 +189,29 @@ TEST(DeckL4GroupedQueryAttention, OracleMatchesAPlainLoopAndHonoursRows) {
 TEST(DeckL4GroupedQueryAttention, ToleranceAcceptsTheFp32ChainAndRejectsBf16Scores) {
   const kb::Problem p = load("l4_grouped_query_attention");
   const bool full = kb::v3test::full_shapes();
-  std::vector<kb::ShapeCase> shapes = {kb::v3test::resized(p, 0, {{"B", 1}, {"T", full ? 128 : 64}})};
-  if (full) shapes.insert(shapes.end(), p.shapes.begin() + 1, p.shapes.end());
+  const auto shapes = kb::v3test::calibration_shapes(p, {{"B", 1}, {"T", full ? 128 : 64}});
   const std::vector<uint64_t> seeds = full ? std::vector<uint64_t>{1, 2, 3} : std::vector<uint64_t>{1};
-  for (size_t si = 0; si < shapes.size(); ++si)
-    for (uint64_t seed : seeds) {
-      const kb::ShapeCase& s = shapes[si];
-      const Dims d = dims_of(p, s);
-      const auto in = kb::generate_inputs(p, s, seed);
-      const auto w = kb::generate_weights(p, s, seed);
-      const auto expected = oracle_values(p, s, in, w).at(0);
-      const Projections proj = fp32_projections(d, in, w);
-      struct Variant {
-        const char* name;
-        Scores how;
-        Angles angles;
-      };
-      for (const Variant& v : {Variant{"fp32", Scores::fp32, Angles::fp64}, Variant{"bf16 q, k", Scores::bf16_qk, Angles::fp64},
-                               Variant{"fp32, RoPE angles in fp32", Scores::fp32, Angles::fp32}}) {
-        const auto got = fp32_gqa(d, proj, w, v.how, v.angles);
-        const auto verdict = judge(p, 0, s, got, expected);
-        const double excess = verdict.worst.empty() ? 0 : verdict.worst.at(0).excess;
-        const bool v3_pass = kb::v3test::v3_check_passes(got, expected);
-        std::printf("[ figures  ] shape %zu seed %llu: %s excess %.3g, v3's check %s\n", si,
-                    static_cast<unsigned long long>(seed), v.name, excess, v3_pass ? "passes" : "fails");
-        if (v.how == Scores::bf16_qk) {
-          EXPECT_FALSE(verdict.pass) << "shape " << si << " seed " << seed;
-          EXPECT_TRUE(v3_pass) << "v3's global check lets bf16 scores through; shape " << si << " seed " << seed;
-        } else if (v.angles == Angles::fp64) {
-          EXPECT_TRUE(verdict.pass) << verdict.message;
-          EXPECT_LT(excess, 0.5) << "the honest margin CALIBRATION.md promises; shape " << si << " seed " << seed;
+  kb::v3test::for_each_calibration_case(
+      p, shapes, seeds,
+      [&](const std::string& where, const kb::ShapeCase& s, const auto& in, const auto& w, const auto& expected) {
+        const Dims d = dims_of(p, s);
+        const Projections proj = fp32_projections(d, in, w);
+        struct Variant {
+          const char* name;
+          Scores how;
+          Angles angles;
+        };
+        for (const Variant& v : {Variant{"fp32", Scores::fp32, Angles::fp64}, Variant{"bf16 q, k", Scores::bf16_qk, Angles::fp64},
+                                 Variant{"fp32, RoPE angles in fp32", Scores::fp32, Angles::fp32}}) {
+          const auto c = kb::v3test::judge_and_report(p, s, where, v.name, fp32_gqa(d, proj, w, v.how, v.angles), expected);
+          if (v.how == Scores::bf16_qk) {
+            EXPECT_FALSE(c.verdict.pass) << where;
+            EXPECT_TRUE(c.v3_pass) << "v3's global check lets bf16 scores through; " << where;
+          } else if (v.angles == Angles::fp64) {
+            kb::v3test::expect_honest_margin(c, where);
+          }
         }
-      }
-    }
+      });
 }
 
 }  // namespace

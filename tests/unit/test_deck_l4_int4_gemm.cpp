@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/float_formats.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
@@ -21,6 +21,7 @@ using kb::v3test::load;
 using kb::v3test::oracle_values;
 using kb::v3test::resized;
 using kb::v3test::round_to;
+using kb::v3test::tolerance_excess;
 
 TEST(DeckL4Int4Gemm, SpecHasV3sShapeAndLayout) {
   const kb::Problem p = load("l4_int4_gemm");
@@ -124,14 +125,6 @@ std::vector<double> emulate(const kb::HostTensor& x, const kb::HostTensor& packe
   return y;
 }
 
-double excess(const kb::Problem& p, const std::vector<double>& got, const std::vector<double>& want) {
-  const kb::Tolerance& t = p.outputs[0].tolerance;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    worst = std::fmax(worst, std::fabs(got[i] - want[i]) / (*t.atol + *t.rtol * std::fabs(want[i])));
-  return worst;
-}
-
 TEST(DeckL4Int4Gemm, ToleranceTakesFp32AccumulationAndRejectsShortcuts) {
   const kb::Problem p = load("l4_int4_gemm");
   auto fp16_weight = [](double s, int q) { return static_cast<double>(round_to(kb::DType::f16, s * (q - 8))); };
@@ -146,11 +139,11 @@ TEST(DeckL4Int4Gemm, ToleranceTakesFp32AccumulationAndRejectsShortcuts) {
       const auto w = kb::generate_weights(p, s, seed);
       const auto want = oracle_values(p, s, x, w).at(0);
       const auto honest = emulate(x[0], w[0], w[1], M, N, K, fp16_weight, false, false);
-      const double e_honest = excess(p, honest, want);
-      const double e_exact = excess(p, emulate(x[0], w[0], w[1], M, N, K, exact_weight, false, false), want);
-      const double e_fp16sum = excess(p, emulate(x[0], w[0], w[1], M, N, K, fp16_weight, false, true), want);
-      const double e_bf16 = excess(p, emulate(x[0], w[0], w[1], M, N, K, bf16_weight, false, false), want);
-      const double e_swap = excess(p, emulate(x[0], w[0], w[1], M, N, K, fp16_weight, true, false), want);
+      const double e_honest = tolerance_excess(p, honest, want);
+      const double e_exact = tolerance_excess(p, emulate(x[0], w[0], w[1], M, N, K, exact_weight, false, false), want);
+      const double e_fp16sum = tolerance_excess(p, emulate(x[0], w[0], w[1], M, N, K, fp16_weight, false, true), want);
+      const double e_bf16 = tolerance_excess(p, emulate(x[0], w[0], w[1], M, N, K, bf16_weight, false, false), want);
+      const double e_swap = tolerance_excess(p, emulate(x[0], w[0], w[1], M, N, K, fp16_weight, true, false), want);
       std::printf("K %lld seed %llu: fp32 %.3f, exact W %.3f, fp16 sum %.1f, bf16 W %.1f, swapped nibbles %.1f\n",
                   static_cast<long long>(K), static_cast<unsigned long long>(seed), e_honest, e_exact, e_fp16sum, e_bf16,
                   e_swap);

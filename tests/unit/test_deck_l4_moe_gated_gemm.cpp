@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/random.h"
-#include "v3_level1_support.h"
+#include "v3_layer_support.h"
 
 namespace {
 
@@ -24,6 +24,7 @@ using kb::v3test::load;
 using kb::v3test::oracle_values;
 using kb::v3test::resized;
 using kb::v3test::round_to;
+using kb::v3test::tolerance_excess;
 
 TEST(DeckL4MoeGatedGemm, SpecHasV3sMixtralShape) {
   const kb::Problem p = load("l4_moe_gated_gemm");
@@ -211,14 +212,6 @@ std::vector<double> emulate(const std::vector<kb::HostTensor>& in, const std::ve
   return y;
 }
 
-double excess(const kb::Problem& p, const std::vector<double>& got, const std::vector<double>& want) {
-  const kb::Tolerance& t = p.outputs[0].tolerance;
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    worst = std::fmax(worst, std::fabs(got[i] - want[i]) / (*t.atol + *t.rtol * std::fabs(want[i])));
-  return worst;
-}
-
 TEST(DeckL4MoeGatedGemm, ToleranceTakesFp32ChainsAndRejectsShortcuts) {
   const kb::Problem p = load("l4_moe_gated_gemm");
   // CI-sized: the quarter-width experts (H 1024, I 3584) of shape 1, 16 tokens over 4 experts (top
@@ -232,10 +225,10 @@ TEST(DeckL4MoeGatedGemm, ToleranceTakesFp32ChainsAndRejectsShortcuts) {
     const auto in = kb::generate_inputs(p, s, seed);
     const auto want = oracle_values(p, s, in, w).at(0);
     const auto honest = emulate(in, w, T, k, E, H, I, Operands::fp32, none);
-    const double e_fp32 = excess(p, honest, want);
-    const double e_tf32 = excess(p, emulate(in, w, T, k, E, H, I, Operands::tf32, none), want);
-    const double e_bf16 = excess(p, emulate(in, w, T, k, E, H, I, Operands::bf16, none), want);
-    const double e_drop = excess(p, emulate(in, w, T, k, E, H, I, Operands::fp32, capacity(T, k, E)), want);
+    const double e_fp32 = tolerance_excess(p, honest, want);
+    const double e_tf32 = tolerance_excess(p, emulate(in, w, T, k, E, H, I, Operands::tf32, none), want);
+    const double e_bf16 = tolerance_excess(p, emulate(in, w, T, k, E, H, I, Operands::bf16, none), want);
+    const double e_drop = tolerance_excess(p, emulate(in, w, T, k, E, H, I, Operands::fp32, capacity(T, k, E)), want);
     std::printf("seed %llu: fp32 %.3f, tf32 %.1f, bf16 %.1f, capacity-factor drops %.1f\n",
                 static_cast<unsigned long long>(seed), e_fp32, e_tf32, e_bf16, e_drop);
     EXPECT_LT(e_fp32, 0.1);

@@ -1,12 +1,13 @@
 // src/deck/ops/attention: a hand-computed case, agreement with a naive implementation written here
 // (the full score matrix, the mask as -inf, an explicit softmax and product) for plain, causal,
 // grouped-query and MLA-like (Dv != Dqk) attention, sampled query rows against the full result,
-// the head layout helpers, and the errors.
+// the head layout helpers, the packed q|k|v projection's split, and the errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "deck/ops/attention.h"
+#include "deck/ops/packed_qkv.h"
 #include "ops_support.h"
 
 namespace {
@@ -108,6 +109,24 @@ TEST(OpsAttention, SplitAndMergeHeadsFollowViewTranspose) {
   EXPECT_EQ(heads.shape, (std::vector<int64_t>{1, 2, 2, 2}));
   EXPECT_EQ(heads.data, (std::vector<double>{0, 1, 4, 5, 2, 3, 6, 7}));
   EXPECT_EQ(kb::ops::merge_heads(heads).data, x.data);
+}
+
+TEST(OpsAttention, SplitQkvProjectionTakesQKVRowsInThatOrder) {
+  // C = 2: W (6, 2) row r = {2r, 2r + 1}, b (6) = {10, ..., 15}.
+  const Tensor64 w({6, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), b({6}, {10, 11, 12, 13, 14, 15});
+  const auto [wq, wk, wv, bq, bk, bv] = kb::ops::split_qkv_projection(w, b);
+  EXPECT_EQ(wq.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(wq.data, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(wk.data, (std::vector<double>{4, 5, 6, 7}));
+  EXPECT_EQ(wv.data, (std::vector<double>{8, 9, 10, 11}));
+  EXPECT_EQ(bq.shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(bq.data, (std::vector<double>{10, 11}));
+  EXPECT_EQ(bk.data, (std::vector<double>{12, 13}));
+  EXPECT_EQ(bv.data, (std::vector<double>{14, 15}));
+  EXPECT_TRUE(throws_invalid([&] { kb::ops::split_qkv_projection(Tensor64({5, 2}), b); },
+                             {"split_qkv_projection: the weight must be (3 C, C), got (5, 2)"}));
+  EXPECT_TRUE(throws_invalid([&] { kb::ops::split_qkv_projection(w, Tensor64({4})); },
+                             {"split_qkv_projection: the bias must have 3 C = 6 elements, got (4,)"}));
 }
 
 TEST(OpsAttention, RejectsMismatchedShapes) {

@@ -92,6 +92,21 @@ inline void attention32(const float* q, int64_t q_stride, const float* k, const 
   }
 }
 
+// Multi-head attention over packed q|k|v rows as one nn.Linear(C, 3 C) writes them (qkv (batch,
+// seq, 3 C), head h at columns h * C / heads of each third), as the kit's packed_qkv_attention
+// reads them: y (batch seq, C), the heads side by side, each by attention32.
+inline std::vector<float> packed_attention32(const std::vector<float>& qkv, int64_t batch, int64_t seq, int64_t c,
+                                             int64_t heads, bool causal, Scores how) {
+  const int64_t hd = c / heads;
+  std::vector<float> y(static_cast<size_t>(batch * seq * c));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* base = qkv.data() + b * seq * 3 * c + h * hd;
+      attention32(base, 3 * c, base + c, base + 2 * c, 3 * c, seq, seq, hd, causal, how, y.data() + b * seq * c + h * hd, c);
+    }
+  return y;
+}
+
 // LayerNorm of each row of y (rows, n) in place, fp32: mean, variance of the deviations, then
 // (y - mean) / sqrt(var + eps) * gamma + beta.
 inline void layer_norm32(std::vector<float>& y, int64_t rows, int64_t n, const std::vector<float>& gamma,

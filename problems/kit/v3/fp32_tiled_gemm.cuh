@@ -181,4 +181,18 @@ inline cudaError_t linear(const float* x, const float* w, const float* bias, flo
   return fp32_tiled_gemm(g, stream, BiasThen<Op>{bias, op});
 }
 
+// y (M, N) = op(x W^T), no bias: x (M, K) row-major, W (N, K) row-major (nn.Linear(bias=False)'s
+// weight), y dense (M, N). A template, as linear above, so that a file including this header
+// compiles no kernel it does not launch.
+template <class Op = StoreAsIs>
+inline cudaError_t linear_no_bias(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+                                  cudaStream_t stream, Op op = {}) {
+  Gemm g;
+  g.a = x, g.b = w, g.c = y;
+  g.m = m, g.n = n, g.k = k;
+  g.lda = k, g.ldb = k, g.ldc = n;
+  g.b_transposed = true;
+  return fp32_tiled_gemm(g, stream, op);
+}
+
 }  // namespace v3gemm

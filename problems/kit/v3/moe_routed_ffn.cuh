@@ -13,7 +13,11 @@
 //   3. g = xe gate_e^T per expert, then u = xe up_e^T with the epilogue silu(g) * u written over g,
 //      then d = act down_e^T with the epilogue w * d: grouped GEMMs by the deck's fp32 tiled GEMM
 //      tile (fp32_tiled_gemm.cuh), one grid slice (blockIdx.z) per expert, each block reading its
-//      expert's row count on the device and leaving at once when its tile is past it.
+//      expert's row count on the device and leaving at once when its tile is past it. The stages,
+//      the SwiGLU epilogue and each expert's product are v3/expert_stage_gemm.cuh's, shared with
+//      l4_deepseek_moe's routed experts (v3/routed_swiglu_experts.cuh); what differs from those is
+//      the routing (one block, each expert's rows bounded by `capacity`) and where the routing
+//      weight is applied (here in the down product's epilogue, there in the combine's FMA).
 //   4. combine: y[t, :] = sum over slots j in order of d[row of (t, j), :].
 //
 // `capacity` bounds the rows an expert takes; pairs past it are dropped (contribute nothing). An
@@ -26,6 +30,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "v3/expert_stage_gemm.cuh"
 #include "v3/fp32_tiled_gemm.cuh"
 
 namespace moe_ffn {
@@ -114,25 +119,17 @@ static __global__ void gather_kernel(const float* __restrict__ x, Sizes s, Buffe
   }
 }
 
-// silu(g) * u over the gate product already stored at g (same element, same thread).
-struct SwiGlu {
-  const float* g;
-  int64_t ld;
-  __device__ __forceinline__ float operator()(float u, int64_t m, int64_t n) const {
-    const float gv = g[m * ld + n];
-    return gv / (1.0f + expf(-gv)) * u;
-  }
-};
-
 // The routing weight of the row.
 struct Weighted {
   const float* weight;
   __device__ __forceinline__ float operator()(float acc, int64_t m, int64_t /*n*/) const { return weight[m] * acc; }
 };
 
-enum class Stage { gate, up, down };
+using v3moe::Stage;
 
-// One expert's slice (blockIdx.z) of one of the three grouped GEMMs: C (rows, n) = A (rows, k) W_e^T.
+// One expert's slice (blockIdx.z) of one of the three grouped GEMMs: C (rows, n) = A (rows, k) W_e^T,
+// one expert's product of v3/expert_stage_gemm.cuh; the up product's epilogue is the
+// SwiGLU over the gate product stored at C, the down product's the routing weight.
 template <Stage kStage>
 __global__ void __launch_bounds__(v3gemm::kThreads) grouped_kernel(const float* __restrict__ w, Sizes s, Buffers b) {
   const int e = blockIdx.z;
@@ -140,15 +137,11 @@ __global__ void __launch_bounds__(v3gemm::kThreads) grouped_kernel(const float* 
   if (static_cast<int64_t>(blockIdx.y) * v3gemm::kTileM >= rows) return;  // the whole block leaves
   const int64_t n = kStage == Stage::down ? s.hidden : s.inter;
   const int64_t k = kStage == Stage::down ? s.inter : s.hidden;
-  v3gemm::Gemm g;
-  g.a = (kStage == Stage::down ? b.act : b.xe) + row0 * k;
-  g.b = w + static_cast<int64_t>(e) * n * k;  // expert e's (n, k) weight
-  g.c = (kStage == Stage::down ? b.d : b.act) + row0 * n;
-  g.m = rows, g.n = n, g.k = k;
-  g.lda = k, g.ldb = k, g.ldc = n;
-  g.b_transposed = true;  // batch strides stay 0: the pointers above already select the expert
+  const v3gemm::Gemm g = v3moe::expert_rows_gemm((kStage == Stage::down ? b.act : b.xe) + row0 * k,
+                                                 w + static_cast<int64_t>(e) * n * k,  // expert e's (n, k) weight
+                                                 (kStage == Stage::down ? b.d : b.act) + row0 * n, rows, n, k);
   if constexpr (kStage == Stage::gate) v3gemm::gemm_tile<true>(g, v3gemm::StoreAsIs{});
-  else if constexpr (kStage == Stage::up) v3gemm::gemm_tile<true>(g, SwiGlu{g.c, n});
+  else if constexpr (kStage == Stage::up) v3gemm::gemm_tile<true>(g, v3moe::SwigluWithGate{g.c, n});
   else v3gemm::gemm_tile<true>(g, Weighted{b.row_weight + row0});
 }
 

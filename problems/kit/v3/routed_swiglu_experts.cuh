@@ -16,13 +16,15 @@
 // Every GEMM is the kit's fp32 tile (v3/fp32_tiled_gemm.cuh: one fp32 FMA chain per element, k
 // ascending, no tensor cores), so each expert row is the same arithmetic as a dense Linear's.
 // Scratch (Workspace) is sized for tokens * top_k rows of hidden and inter floats.
+// The stages, the SwiGLU epilogue and each expert's product are v3/expert_stage_gemm.cuh's, which
+// v3/moe_routed_ffn.cuh (l4_moe_gated_gemm) builds on too.
 // In the deck's kit (problems/kit/, docs/problem-format.md): never offered to an agent.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "v3/activations.cuh"
+#include "v3/expert_stage_gemm.cuh"
 #include "v3/fp32_tiled_gemm.cuh"
 
 namespace v3moe {
@@ -69,16 +71,6 @@ inline void workspace_free(Workspace& w) {
   w = Workspace{};
 }
 
-// The up-projection's epilogue: silu(gate) * up, the gate read from where the result is stored (each
-// element is read and then written by the same thread).
-struct SwigluWithGate {
-  const float* gate;
-  int64_t ld;
-  __device__ __forceinline__ float operator()(float up, int64_t m, int64_t n) const {
-    return v3kit::silu(gate[m * ld + n]) * up;
-  }
-};
-
 __global__ void count_pairs_kernel(const int* ids, int64_t pairs, int* counts) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < pairs) atomicAdd(&counts[ids[i]], 1);
@@ -108,29 +100,17 @@ __global__ void gather_rows_kernel(const float* x, const int* row_token, int64_t
   for (int64_t k = threadIdx.x; k < hidden; k += blockDim.x) x_rows[row * hidden + k] = src[k];
 }
 
-enum class Stage { gate, up, down };
-
 // One stage of every expert's MLP on its grouped rows; blockIdx.z is the expert.
 template <Stage kStage>
 __global__ void __launch_bounds__(v3gemm::kThreads) expert_gemm_kernel(ExpertWeights w, Workspace s) {
   const int64_t e = blockIdx.z;
   const int64_t first = s.offsets[e], rows = s.offsets[e + 1] - first;
   if (static_cast<int64_t>(blockIdx.y) * v3gemm::kTileM >= rows) return;  // the whole block: no barrier skipped
-  v3gemm::Gemm g;
-  g.m = rows;
-  g.b_transposed = true;
-  if (kStage == Stage::down) {
-    g.a = s.h + first * w.inter, g.lda = w.inter;
-    g.b = w.w_down + e * w.hidden * w.inter, g.ldb = w.inter;
-    g.c = s.y + first * w.hidden, g.ldc = w.hidden;
-    g.n = w.hidden, g.k = w.inter;
-  } else {
-    g.a = s.x_rows + first * w.hidden, g.lda = w.hidden;
-    g.b = (kStage == Stage::gate ? w.w_gate : w.w_up) + e * w.inter * w.hidden, g.ldb = w.hidden;
-    g.c = s.h + first * w.inter, g.ldc = w.inter;
-    g.n = w.inter, g.k = w.hidden;
-  }
-  // gemm_tile offsets the operands by blockIdx.z times the batch strides, left at 0 here.
+  constexpr bool kDown = kStage == Stage::down;
+  const int64_t n = kDown ? w.hidden : w.inter, k = kDown ? w.inter : w.hidden;
+  const float* weight = kDown ? w.w_down : kStage == Stage::gate ? w.w_gate : w.w_up;
+  const v3gemm::Gemm g = expert_rows_gemm((kDown ? s.h : s.x_rows) + first * k, weight + e * n * k,
+                                          (kDown ? s.y : s.h) + first * n, rows, n, k);
   if (kStage == Stage::up) v3gemm::gemm_tile<true>(g, SwigluWithGate{g.c, g.ldc});
   else v3gemm::gemm_tile<true>(g, v3gemm::StoreAsIs{});
 }

@@ -1,7 +1,8 @@
 // The host side of l4_deepseek_moe's deck solutions (the honest one and the exploit share it; they
-// differ in their router only): scratch allocated once in kb_setup, and each call's launches, the
-// router's, then the shared SwiGLU MLP writing out and the routed experts adding to it (the deck's
-// kit, problems/kit/v3/routed_swiglu_experts.cuh).
+// differ in their router only, and their routers share the scores and the final top-k): scratch
+// allocated once in kb_setup, and each call's launches, the router's, then the shared SwiGLU MLP
+// writing out and the routed experts adding to it (the deck's kit,
+// problems/kit/v3/routed_swiglu_experts.cuh).
 // In the problem's kit (docs/problem-format.md): never offered to an agent.
 #pragma once
 
@@ -22,6 +23,34 @@ constexpr float kRoutedScaling = 2.5f;  // DeepSeek-V3's routed_scaling_factor
 // expert ids and weights, (tokens, top_k) row-major.
 using RouterKernel = void (*)(const float* logits, int64_t tokens, int experts, int n_group, int topk_group, int top_k,
                               int* ids, float* weights);
+
+// The router's first step, shared by both: the sigmoid scores of token t's logits.
+__device__ __forceinline__ void sigmoid_scores(const float* logits, int64_t t, int experts, float* s) {
+  for (int e = 0; e < experts; ++e) s[e] = 1.f / (1.f + expf(-logits[t * experts + e]));
+}
+
+// The router's last step, shared by both: the top_k best experts for which allowed(e) holds (a
+// larger score wins, the lower index on equal scores), written to token t's ids, their weights the
+// scores over their sum times kRoutedScaling.
+template <class Allowed>
+__device__ __forceinline__ void write_top_k(const float* s, int experts, int top_k, Allowed allowed, int64_t t, int* ids,
+                                            float* weights) {
+  bool taken[kMaxExperts] = {};
+  int chosen[kMaxTopK];
+  float total = 0.f;
+  for (int k = 0; k < top_k; ++k) {
+    int pick = -1;
+    for (int e = 0; e < experts; ++e)
+      if (allowed(e) && !taken[e] && (pick < 0 || s[e] > s[pick])) pick = e;
+    taken[pick] = true;
+    chosen[k] = pick;
+    total += s[pick];
+  }
+  for (int k = 0; k < top_k; ++k) {
+    ids[t * top_k + k] = chosen[k];
+    weights[t * top_k + k] = s[chosen[k]] / total * kRoutedScaling;
+  }
+}
 
 struct State {
   int64_t tokens, hidden, inter, experts, n_group, topk_group, top_k, shared_inter;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -27,6 +28,22 @@ void l2_normalize_heads(Tensor64& t, int64_t K) {
 }
 
 }  // namespace
+
+DeltaLayerParams delta_layer_params(const std::vector<HostTensor>& weights) {
+  DeltaLayerParams p;
+  Tensor64* params[] = {&p.wq, &p.wk, &p.wv, &p.conv_q, &p.conv_k, &p.conv_v, &p.wa,
+                        &p.a_bias, &p.wb, &p.norm_weight, &p.norm_bias, &p.wg, &p.wo};
+  if (weights.size() != std::size(params))
+    detail::fail("delta_layer_params", "the layer has " + std::to_string(std::size(params)) + " weights, got " +
+                                           std::to_string(weights.size()));
+  for (size_t i = 0; i < std::size(params); ++i) *params[i] = to_tensor64(weights[i]);
+  return p;
+}
+
+Tensor64 gated_delta_layer(const HostTensor& x, const DeltaLayerParams& p, const std::vector<int64_t>& rows) {
+  // Wb (H, D); the LayerNorm's affine (K).
+  return gated_delta_layer(x, p, p.wb.shape.at(0), p.norm_weight.shape.at(0), rows);
+}
 
 Tensor64 gated_delta_layer(const HostTensor& x, const DeltaLayerParams& p, int64_t H, int64_t K,
                            const std::vector<int64_t>& rows) {

@@ -36,6 +36,15 @@ inline constexpr double kDeltaLayerGateFloor = 1e-6;  // v3: g = log(clamp(alpha
 inline constexpr double kDeltaLayerL2Eps = 1e-6;      // fla/modules/l2norm.py, l2norm_fwd's default eps
 inline constexpr double kDeltaLayerNormEps = 1e-5;    // nn.LayerNorm's default eps
 
+// The parameters from a problem's weights in problem.toml's order (l4_gated_deltanet and
+// l4_kimi_delta_attention alike): Wq, Wk, Wv, conv_q, conv_k, conv_v, Wa, a_bias, Wb, norm_weight,
+// norm_bias, Wg, Wo.
+DeltaLayerParams delta_layer_params(const std::vector<HostTensor>& weights);
+
+// gated_delta_layer below with the heads read off the parameters: H = Wb's rows, K = the
+// LayerNorm's width.
+Tensor64 gated_delta_layer(const HostTensor& x, const DeltaLayerParams& p, const std::vector<int64_t>& rows);
+
 // y at the rows `rows` of x (row = b * T + t), as a (rows.size(), D) tensor. A row needs its whole
 // prefix (the recurrence), so each batch element is computed up to its last asked-for step only.
 Tensor64 gated_delta_layer(const HostTensor& x, const DeltaLayerParams& p, int64_t heads, int64_t head_dim,

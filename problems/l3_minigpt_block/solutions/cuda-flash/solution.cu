@@ -1,12 +1,12 @@
 // Honest: minGPT's pre-LayerNorm block in fp32, every product on the kit's fp32 GEMM
 // (problems/kit/v3/fp32_tiled_gemm.cuh), the attention on the kit's causal flash-style kernel
-// (problems/kit/v3/attention.cuh), both LayerNorms on the kit's token LayerNorm
-// (problems/kit/v3/token_layer_norm.cuh):
+// (problems/kit/v3/attention.cuh) over the packed q|k|v rows (v3/packed_qkv_attention.cuh), both
+// LayerNorms on the kit's token LayerNorm (problems/kit/v3/token_layer_norm.cuh):
 //   h = ln_1(x); q|k|v = h W_attn^T + b; y = attention; u = y W_proj^T + b + x (added as stored)
 //   h = ln_2(u); g = gelu_tanh(h W_fc^T + b) (applied as stored); out = g W_proj^T + b + u
 #include "kbench/solution.h"
-#include "v3/attention.cuh"
 #include "v3/fp32_tiled_gemm.cuh"
+#include "v3/packed_qkv_attention.cuh"
 #include "v3/token_layer_norm.cuh"
 
 namespace {
@@ -36,21 +36,6 @@ struct GeluTanh {
   }
 };
 
-template <int kHeadDim>
-cudaError_t attend(const State& s, cudaStream_t stream) {
-  v3attn::Attention a{};
-  a.q = s.qkv, a.k = s.qkv + s.C, a.v = s.qkv + 2 * s.C, a.out = s.y;
-  a.q_batch = a.k_batch = a.v_batch = s.T * 3 * s.C;
-  a.q_head = a.k_head = a.v_head = kHeadDim;
-  a.q_row = a.k_row = a.v_row = 3 * s.C;
-  a.o_batch = s.T * s.C, a.o_head = kHeadDim, a.o_row = s.C;
-  a.batch = static_cast<int>(s.B), a.heads_q = a.heads_kv = static_cast<int>(s.NH);
-  a.seq_q = a.seq_k = s.T;
-  a.scale = 1.0f / sqrtf(static_cast<float>(kHeadDim));
-  a.causal = true;
-  return v3attn::flash_attention<kHeadDim>(a, stream);
-}
-
 }  // namespace
 
 extern "C" int kb_setup(const kb_problem* p, void** state) {
@@ -75,7 +60,9 @@ extern "C" int kb_run(void* state, const kb_call* call) {
   const int64_t rows = s.B * s.T, C = s.C;
   if (v3kit::token_layer_norm(x, rows, C, s.w[0], s.w[1], 1e-5f, StoreRow{s.h, C}, stream) != cudaSuccess) return 1;
   if (v3gemm::linear(s.h, s.w[2], s.w[3], s.qkv, rows, 3 * C, C, 3 * C, stream) != cudaSuccess) return 2;
-  const cudaError_t e = C / s.NH == 96 ? attend<96>(s, stream) : C / s.NH == 64 ? attend<64>(s, stream) : cudaErrorInvalidValue;
+  const cudaError_t e = C / s.NH == 96   ? v3attn::packed_qkv_attention<96>(s.qkv, s.y, s.B, s.T, C, s.NH, true, stream)
+                        : C / s.NH == 64 ? v3attn::packed_qkv_attention<64>(s.qkv, s.y, s.B, s.T, C, s.NH, true, stream)
+                                         : cudaErrorInvalidValue;
   if (e != cudaSuccess) return 3;
   if (v3gemm::linear(s.y, s.w[4], s.w[5], s.u, rows, C, C, C, stream, AddResidual{x, C}) != cudaSuccess) return 4;
   if (v3kit::token_layer_norm(s.u, rows, C, s.w[6], s.w[7], 1e-5f, StoreRow{s.h, C}, stream) != cudaSuccess) return 5;

@@ -7,8 +7,6 @@ namespace {
 
 using deepseek_moe::kMaxExperts;
 using deepseek_moe::kMaxGroups;
-using deepseek_moe::kMaxTopK;
-using deepseek_moe::kRoutedScaling;
 
 // One token per thread: sigmoid scores; each group's score is the sum of its two best; the
 // topk_group best groups are kept; the top_k best experts of those are selected (a larger score
@@ -18,7 +16,7 @@ __global__ void route_kernel(const float* logits, int64_t tokens, int experts, i
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (t >= tokens) return;
   float s[kMaxExperts];
-  for (int e = 0; e < experts; ++e) s[e] = 1.f / (1.f + expf(-logits[t * experts + e]));
+  deepseek_moe::sigmoid_scores(logits, t, experts, s);
   const int per_group = experts / n_group;
   float group_score[kMaxGroups];
   for (int g = 0; g < n_group; ++g) {
@@ -36,21 +34,7 @@ __global__ void route_kernel(const float* logits, int64_t tokens, int experts, i
       if (!kept[g] && (pick < 0 || group_score[g] > group_score[pick])) pick = g;
     kept[pick] = true;
   }
-  bool taken[kMaxExperts] = {};
-  int chosen[kMaxTopK];
-  float total = 0.f;
-  for (int k = 0; k < top_k; ++k) {
-    int pick = -1;
-    for (int e = 0; e < experts; ++e)
-      if (kept[e / per_group] && !taken[e] && (pick < 0 || s[e] > s[pick])) pick = e;
-    taken[pick] = true;
-    chosen[k] = pick;
-    total += s[pick];
-  }
-  for (int k = 0; k < top_k; ++k) {
-    ids[t * top_k + k] = chosen[k];
-    weights[t * top_k + k] = s[chosen[k]] / total * kRoutedScaling;
-  }
+  deepseek_moe::write_top_k(s, experts, top_k, [&](int e) { return kept[e / per_group]; }, t, ids, weights);
 }
 
 }  // namespace

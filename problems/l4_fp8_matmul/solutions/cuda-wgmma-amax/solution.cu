@@ -22,6 +22,7 @@
 #include "fp8_wgmma_gemm.cuh"
 #include "tensor_quantize.cuh"
 #include "kbench/solution.h"
+#include "problem_dims.cuh"
 
 namespace {
 
@@ -33,32 +34,22 @@ struct State {
   float* scales = nullptr;    // sx, sw, 1 / sx, 1 / sw
 };
 
-int64_t dim(const kb_problem* p, const char* name) {
-  for (int i = 0; i < p->n_dims; ++i) {
-    const char* a = p->dim_names[i];
-    const char* b = name;
-    while (*a && *a == *b) ++a, ++b;
-    if (*a == 0 && *b == 0) return p->dim_values[i];
-  }
-  return -1;
-}
-
 }  // namespace
 
 extern "C" int kb_setup(const kb_problem* p, void** state) {
   auto* s = new State;
   *state = s;
-  s->M = static_cast<int>(dim(p, "M"));
-  s->N = static_cast<int>(dim(p, "N"));
-  s->K = static_cast<int>(dim(p, "K"));
+  s->M = static_cast<int>(kbkit::dim(p, "M"));
+  s->N = static_cast<int>(kbkit::dim(p, "N"));
+  s->K = static_cast<int>(kbkit::dim(p, "K"));
   if (s->M <= 0 || s->N <= 0 || s->K <= 0 || p->n_weights != 1) return 1;
   s->k_padded = fp8_wgmma::padded_k(s->K);
   if (cudaMalloc(&s->wq, static_cast<size_t>(s->N) * s->k_padded) != cudaSuccess) return 2;
   if (cudaMalloc(&s->xq, static_cast<size_t>(s->M) * s->k_padded) != cudaSuccess) return 3;
   if (cudaMalloc(&s->amax, 2 * sizeof(unsigned)) != cudaSuccess) return 4;
   if (cudaMalloc(&s->scales, 4 * sizeof(float)) != cudaSuccess) return 5;
-  e4m3_quantize::quantize_tensor(static_cast<const __half*>(p->weights[0].data), s->N, s->K, s->k_padded, s->amax + 1, s->scales + 1,
-                  s->scales + 3, s->wq, nullptr);
+  e4m3_quantize::quantize_tensor(static_cast<const __half*>(p->weights[0].data), s->N, s->K, s->k_padded, s->amax + 1,
+                                 s->scales + 1, s->scales + 3, s->wq, nullptr);
   if (cudaDeviceSynchronize() != cudaSuccess) return 6;
   if (!fp8_wgmma::setup<__half, true>()) return 7;
   return 0;
@@ -67,8 +58,8 @@ extern "C" int kb_setup(const kb_problem* p, void** state) {
 extern "C" int kb_run(void* state, const kb_call* c) {
   auto* s = static_cast<State*>(state);
   auto stream = static_cast<cudaStream_t>(c->stream);
-  e4m3_quantize::quantize_tensor(static_cast<const __half*>(c->inputs[0].data), s->M, s->K, s->k_padded, s->amax, s->scales,
-                  s->scales + 2, s->xq, stream);
+  e4m3_quantize::quantize_tensor(static_cast<const __half*>(c->inputs[0].data), s->M, s->K, s->k_padded, s->amax,
+                                 s->scales, s->scales + 2, s->xq, stream);
   fp8_wgmma::gemm<__half, true>(s->xq, s->wq, s->scales + 2, s->scales + 3, static_cast<__half*>(c->outputs[0].data),
                                 s->M, s->N, s->k_padded, stream);
   return cudaGetLastError() == cudaSuccess ? 0 : 8;

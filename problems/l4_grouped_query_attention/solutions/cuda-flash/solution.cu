@@ -21,16 +21,6 @@ struct State {
   float *cosine, *sine;  // (T, D / 2)
 };
 
-// y (m, n) = x (m, k) W^T, no bias.
-cudaError_t linear(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, cudaStream_t stream) {
-  v3gemm::Gemm g;
-  g.a = x, g.b = w, g.c = y;
-  g.m = m, g.n = n, g.k = k;
-  g.lda = k, g.ldb = k, g.ldc = n;
-  g.b_transposed = true;
-  return v3gemm::fp32_tiled_gemm(g, stream);
-}
-
 // Rotate-half RoPE in place on rows of `heads` heads of d, row r at position r % seq.
 __global__ void rotate(float* y, int64_t rows, int64_t seq, int64_t heads, int64_t d, const float* cosine,
                        const float* sine) {
@@ -81,8 +71,9 @@ extern "C" int kb_run(void* state, const kb_call* call) {
   const auto* x = static_cast<const float*>(call->inputs[0].data);
   auto* out = static_cast<float*>(call->outputs[0].data);
   const int64_t rows = s.B * s.T, nq = s.HQ * s.D, nkv = s.HKV * s.D;
-  if (linear(x, s.wq, s.q, rows, nq, s.C, stream) != cudaSuccess || linear(x, s.wk, s.k, rows, nkv, s.C, stream) != cudaSuccess ||
-      linear(x, s.wv, s.v, rows, nkv, s.C, stream) != cudaSuccess)
+  if (v3gemm::linear_no_bias(x, s.wq, s.q, rows, nq, s.C, stream) != cudaSuccess ||
+      v3gemm::linear_no_bias(x, s.wk, s.k, rows, nkv, s.C, stream) != cudaSuccess ||
+      v3gemm::linear_no_bias(x, s.wv, s.v, rows, nkv, s.C, stream) != cudaSuccess)
     return 1;
   rotate<<<static_cast<unsigned>((rows * nq / 2 + 255) / 256), 256, 0, stream>>>(s.q, rows, s.T, s.HQ, s.D, s.cosine, s.sine);
   rotate<<<static_cast<unsigned>((rows * nkv / 2 + 255) / 256), 256, 0, stream>>>(s.k, rows, s.T, s.HKV, s.D, s.cosine, s.sine);
@@ -96,7 +87,7 @@ extern "C" int kb_run(void* state, const kb_call* call) {
   a.scale = 1.0f / sqrtf(static_cast<float>(s.D));
   a.causal = true;
   if (v3attn::flash_attention<128>(a, stream) != cudaSuccess) return 2;
-  return linear(s.y, s.wo, out, rows, s.C, nq, stream) == cudaSuccess ? 0 : 3;
+  return v3gemm::linear_no_bias(s.y, s.wo, out, rows, s.C, nq, stream) == cudaSuccess ? 0 : 3;
 }
 
 extern "C" void kb_teardown(void* state) {

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "kbench/solution.h"
+#include "problem_dims.cuh"
 #include "v3/fp32_tiled_gemm.cuh"
 
 namespace {
@@ -51,22 +52,12 @@ struct State {
   float* y = nullptr;   // (M, N) scratch
 };
 
-int64_t dim(const kb_problem* p, const char* name) {
-  for (int i = 0; i < p->n_dims; ++i) {
-    const char* a = p->dim_names[i];
-    const char* b = name;
-    while (*a && *a == *b) ++a, ++b;
-    if (*a == 0 && *b == 0) return p->dim_values[i];
-  }
-  return -1;
-}
-
 }  // namespace
 
 extern "C" int kb_setup(const kb_problem* p, void** state) {
   auto* s = new State;
   *state = s;
-  s->M = dim(p, "M"), s->N = dim(p, "N"), s->K = dim(p, "K");
+  s->M = kbkit::dim(p, "M"), s->N = kbkit::dim(p, "N"), s->K = kbkit::dim(p, "K");
   if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->K % kGroup != 0 || p->n_weights != 2) return 1;
   if (cudaMalloc(&s->w, sizeof(float) * s->N * s->K) != cudaSuccess) return 2;
   if (cudaMalloc(&s->x, sizeof(float) * s->M * s->K) != cudaSuccess) return 3;
@@ -80,12 +71,8 @@ extern "C" int kb_run(void* state, const kb_call* c) {
   auto* s = static_cast<State*>(state);
   auto stream = static_cast<cudaStream_t>(c->stream);
   widen<<<1024, kThreads, 0, stream>>>(static_cast<const __half*>(c->inputs[0].data), s->M * s->K, s->x);
-  v3gemm::Gemm g;
-  g.a = s->x, g.b = s->w, g.c = s->y;
-  g.m = s->M, g.n = s->N, g.k = s->K;
-  g.lda = s->K, g.ldb = s->K, g.ldc = s->N;
-  g.b_transposed = true;  // W (N, K): y = x W^T
-  if (v3gemm::fp32_tiled_gemm(g, stream) != cudaSuccess) return 6;
+  // W (N, K): y = x W^T
+  if (v3gemm::linear_no_bias(s->x, s->w, s->y, s->M, s->N, s->K, stream) != cudaSuccess) return 6;
   narrow<<<1024, kThreads, 0, stream>>>(s->y, s->M * s->N, static_cast<__half*>(c->outputs[0].data));
   return cudaGetLastError() == cudaSuccess ? 0 : 7;
 }
