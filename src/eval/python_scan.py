@@ -120,6 +120,14 @@ class FileScan:
             return set(self.aliases.get(node.id, ()))
         if isinstance(node, ast.Attribute):
             return {p + "." + node.attr for p in self.paths(node.value)}
+        if isinstance(node, ast.Subscript):
+            return self.paths(node.value)  # an element of a container of module paths (below)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return set().union(*[self.paths(e) for e in node.elts]) if node.elts else set()
+        if isinstance(node, ast.Dict):
+            return set().union(*[self.paths(v) for v in node.values]) if node.values else set()
+        if isinstance(node, ast.Starred):
+            return self.paths(node.value)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
                 and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
                 and isinstance(node.args[1].value, str)):
@@ -176,6 +184,9 @@ class FileScan:
                     for a, d in zip(args.kwonlyargs, args.kw_defaults):
                         if d is not None:
                             pairs.append((a.arg, d))
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    # for m in (torch.cuda, triton): m stands for each element.
+                    pairs.extend(self.assigned(node.target, node.iter))
                 elif isinstance(node, (ast.With, ast.AsyncWith)):
                     for item in node.items:
                         if item.optional_vars is not None:
@@ -185,6 +196,8 @@ class FileScan:
                         changed = True
 
     def assigned(self, target, value):
+        """(name, expression) pairs an assignment binds. A name bound to a container (a list, a
+        tuple, a dict) stands for its elements too: `mods = [torch.cuda]; mods[0].x = 1`."""
         if isinstance(target, ast.Name):
             return [(target.id, value)]
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
@@ -229,6 +242,9 @@ class FileScan:
             self.hit(node, "forbidden_import", f"relative import from {'.' * node.level}{node.module or ''}: it "
                      "reaches outside the solution folder")
             return
+        for a in node.names:
+            if a.name != "*":
+                self.check_attribute_name(node, a.name)  # from torch.cuda import Event
         if node.level == 1:
             return  # the solution folder's own modules
         self.check_module(node, node.module or "", "imports from")
@@ -294,6 +310,8 @@ class FileScan:
                      "torch.X, x.X(), F.X, torch.ops.aten.X, tl.X)")
         if attr == "kbench" or attr.startswith("_kbench"):
             self.hit(node, "monkey_patch", f"'.{attr}' reaches kbench's own module")
+        if attr in ("importlib", "import_module", "builtins"):
+            self.hit(node, "dynamic_code", f"'{attr}' reaches the interpreter's import machinery")
 
     def refers_to_kbench(self, node):
         return any(p.split(".")[0] == "kbench" for p in self.paths(node))

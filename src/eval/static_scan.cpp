@@ -170,7 +170,10 @@ std::vector<ScanHit> static_scan(const fs::path& dir, const std::vector<std::str
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (text.find('\0') != std::string::npos) continue;  // binary: cannot be compiled as source
     const std::string rel = fs::relative(f, dir).string();
-    const std::string code = strip_comments(text);
+    // C comments are removed from C-family text only: in Python `//` is floor division, and
+    // removing "the rest of the line" would hide code from the scan (`n = k // 2; ...`). Python
+    // text is scanned whole, its # comments included (python_scan.h parses it exactly).
+    const std::string code = f.extension() == ".py" ? text : strip_comments(text);
     std::istringstream lines(code);
     std::string l;
     for (int n = 1; std::getline(lines, l); ++n) {

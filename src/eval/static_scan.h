@@ -23,8 +23,8 @@ struct ScanHit {
 };
 
 // Scans every text file under `dir` (recursively; any of them could be #included, whatever its
-// extension), except the corpus' expect.toml and *.md prose, with comments removed and string
-// literals kept. `forbidden` are the problem's patterns: each is an
+// extension), except the corpus' expect.toml and *.md prose, with C comments removed (not from
+// .py files, where // is an operator) and string literals kept. `forbidden` are the problem's patterns: each is an
 // ECMAScript regex (case-sensitive), or a literal when it does not compile as one.
 std::vector<ScanHit> static_scan(const std::filesystem::path& dir, const std::vector<std::string>& forbidden);
 

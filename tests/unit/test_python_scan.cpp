@@ -256,9 +256,11 @@ exec("import os")
 eval("1 + 1")
 code = compile("x = 1", "<s>", "exec")
 b = __builtins__
+m = torch.import_module("os")
+name = "importlib"
 )py");
   const auto hits = scan();
-  for (int l : {1, 3, 4, 5}) EXPECT_TRUE(caught(hits, "solution.py", l, "dynamic_code")) << l << listing(hits);
+  for (int l : {1, 3, 4, 5, 7, 8}) EXPECT_TRUE(caught(hits, "solution.py", l, "dynamic_code")) << l << listing(hits);
   EXPECT_TRUE(caught(hits, "solution.py", 2, "forbidden_import")) << listing(hits);
   EXPECT_TRUE(caught(hits, "solution.py", 6, "dynamic_attribute")) << listing(hits);
 }
@@ -308,9 +310,13 @@ class State:
     pass
 state = State()
 state.value = torch.zeros(1)
+mods = [torch.cuda]
+mods[0].synchronize = None
+for m in (torch.cuda, torch.Tensor):
+    m.add = None
 )py");
   write("kit.py", "CACHE = None\n");
-  expect_exactly(scan(), "solution.py", {5, 6, 7, 8, 10, 11, 12, 13, 14, 16}, "monkey_patch");
+  expect_exactly(scan(), "solution.py", {5, 6, 7, 8, 10, 11, 12, 13, 14, 16, 23, 25}, "monkey_patch");
 }
 
 TEST_F(PythonScan, KbenchsOwnModuleIsCaughtInAnySpelling) {
@@ -337,10 +343,13 @@ s = torch.UntypedStorage.from_file("x", False, 4)
 loader = torch.utils.data.DataLoader([], num_workers=2)
 p = torch.multiprocessing.Process(target=print)
 torch.cuda.synchronize()
+from torch.cuda import Event as CudaEvent
+from triton.testing import do_bench
+from torch import load
 )py");
   const auto hits = scan();
-  for (int l : {3, 4, 5}) EXPECT_TRUE(caught(hits, "solution.py", l, "timer")) << l << listing(hits);
-  for (int l : {6, 7, 8, 9}) EXPECT_TRUE(caught(hits, "solution.py", l, "file_access")) << l << listing(hits);
+  for (int l : {3, 4, 5, 13, 14}) EXPECT_TRUE(caught(hits, "solution.py", l, "timer")) << l << listing(hits);
+  for (int l : {6, 7, 8, 9, 15}) EXPECT_TRUE(caught(hits, "solution.py", l, "file_access")) << l << listing(hits);
   for (int l : {10, 11}) EXPECT_TRUE(caught(hits, "solution.py", l, "thread_or_process")) << l << listing(hits);
   for (const auto& h : hits) EXPECT_NE(h.line, 12) << "torch.cuda.synchronize is allowed: " << h.rule;
 }
@@ -453,6 +462,19 @@ TEST_F(PythonScan, ItsHitsJoinTheRegexScansFinding) {
   EXPECT_EQ(kb::scan_sources(dir_.path(), {}, o).reason, kb::Reason::none);
 }
 
+// In Python `//` is floor division, not a comment: the regex scan reads a .py file whole, so
+// nothing after it on the line is hidden from the tampering patterns.
+TEST_F(PythonScan, TheRegexScanDoesNotTakeFloorDivisionForAComment) {
+  write("solution.py", "half = 7 // 2; where = \"/proc/self/mem\"\n");
+  const auto hits = kb::static_scan(dir_.path(), {});
+  ASSERT_EQ(hits.size(), 1u) << listing(hits);
+  EXPECT_EQ(hits[0].line, 1);
+  EXPECT_NE(hits[0].rule.find("/proc"), std::string::npos) << hits[0].rule;
+  // A C++ file keeps its comments out of the scan, as before.
+  write("kernel.cu", "int half = 7; // see /proc/self/maps\n");
+  EXPECT_EQ(kb::static_scan(dir_.path(), {}).size(), 1u);
+}
+
 TEST_F(PythonScan, SandboxedScanFindsTheSame) {
   if (!kb::probe_worker_sandbox().ok) GTEST_SKIP() << "no working bubblewrap sandbox here";
   write("solution.py", "import torch\nimport subprocess\ny = torch.topk\n");
@@ -473,18 +495,38 @@ TEST(PythonScanScript, TheBinaryCarriesTheSourceTreesScript) {
   EXPECT_EQ(std::string(kb::python_scan_script()), text.str());
 }
 
-// Every deck problem whose policy forbids a library names the torch operations that would do its
-// work, so that a Python solution meets the same rule as a C++ one (docs/problem-format.md).
+// The deck's problems name the torch operations that would do their work (the libraries their
+// policy.forbidden keeps from C++ solutions, or the whole problem where torch has it as one op),
+// so that a Python solution meets the same rule as a C++ one (docs/problem-format.md).
 TEST(PythonScanDeck, LibraryOpsAreForbiddenInTorchToo) {
   const fs::path problems = fs::path(KBENCH_SOURCE_DIR) / "problems";
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"softmax", "softmax"},       {"kahan_softmax", "softmax"}, {"l1_softmax", "softmax"},
       {"topk", "topk"},             {"topk", "sort"},             {"fp8_gemm", "matmul"},
       {"fp8_gemm", "scaled_mm"},    {"w4a16_gemm", "matmul"},     {"paged_attention", "scaled_dot_product_attention"},
-      {"paged_attention", "softmax"}, {"moe_swiglu", "matmul"},   {"kda", "matmul"}};
+      {"paged_attention", "softmax"}, {"moe_swiglu", "matmul"},   {"kda", "matmul"},
+      {"l1_matmul", "matmul"},      {"l1_conv2d", "conv2d"},      {"l1_max_pool2d", "max_pool2d"},
+      {"l1_gelu", "gelu"},          {"l1_layernorm", "layer_norm"}, {"l1_rmsnorm", "rms_norm"},
+      {"l1_cross_entropy", "cross_entropy"}, {"l2_conv3d_softmax_maxpool", "conv3d"},
+      {"l2_conv3d_softmax_maxpool", "softmax"}, {"l2_linear_swish_bias_groupnorm", "group_norm"}};
   for (const auto& [problem, op] : expected) {
     const kb::Problem p = kb::load_problem(problems / problem);
     EXPECT_NE(std::find(p.forbidden_torch.begin(), p.forbidden_torch.end(), op), p.forbidden_torch.end())
         << problem << " does not forbid torch's " << op;
   }
+}
+
+// Every level 1 and 2 problem of the deck loads with its list and has one, but l1_sum_dim: its
+// operation, sum, is also triton.language's own reduction (tl.sum), which a rule by name cannot
+// tell from torch.sum.
+TEST(PythonScanDeck, EveryLevelOneAndTwoProblemForbidsItsTorchOps) {
+  const auto deck = kb::load_deck(fs::path(KBENCH_SOURCE_DIR) / "problems");
+  size_t checked = 0;
+  for (const auto& p : deck) {
+    if (p.name.rfind("l1_", 0) != 0 && p.name.rfind("l2_", 0) != 0) continue;
+    ++checked;
+    if (p.name == "l1_sum_dim") continue;
+    EXPECT_FALSE(p.forbidden_torch.empty()) << p.name << " has no policy.forbidden_torch";
+  }
+  EXPECT_GE(checked, 30u);  // 15 + 15 in the deck today (docs/deck.md)
 }
