@@ -95,6 +95,8 @@ class FileScan:
         self.aliases = {}
         # Names bound by a plain `import x` / `import x as y`: the module objects themselves.
         self.module_names = set()
+        # Names that stand for too many paths to follow: name -> the expression that overflowed.
+        self.overflow = {}
 
     def hit(self, node, rule, detail):
         line = getattr(node, "lineno", 0)
@@ -137,9 +139,19 @@ class FileScan:
     def root_is_module(self, path):
         return path.split(".")[0] not in self.siblings
 
-    def bind(self, name, paths):
+    # A name may stand for at most this many paths. Past it (`a = (a.x, a.y)` doubles them at every
+    # round) the name is not followed further but reported: dropping paths could drop the one
+    # that matters (`m = torch.cuda` after 64 decoys).
+    MAX_PATHS = 64
+
+    def bind(self, name, paths, node=None):
         if paths:
             known = self.aliases.setdefault(name, set())
+            if name in self.overflow:
+                return False
+            if len(known | paths) > self.MAX_PATHS:
+                self.overflow[name] = node
+                return False
             before = len(known)
             known.update(paths)
             return len(known) != before
@@ -192,7 +204,7 @@ class FileScan:
                         if item.optional_vars is not None:
                             pairs.extend(self.assigned(item.optional_vars, item.context_expr))
                 for name, value in pairs:
-                    if self.bind(name, self.paths(value)):
+                    if self.bind(name, self.paths(value), value):
                         changed = True
 
     def assigned(self, target, value):
@@ -404,6 +416,9 @@ class FileScan:
                     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", s):
                         self.check_attribute_name(node, word)
         self.check_module_escape(self.tree)
+        for name, node in self.overflow.items():
+            self.hit(node, "dynamic_attribute", f"'{name}' stands for more than {self.MAX_PATHS} module paths; the "
+                     "scan does not follow it")
         return self.hits
 
 

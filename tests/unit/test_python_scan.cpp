@@ -288,6 +288,13 @@ state.graph = getattr(state, "graph", None)
   expect_exactly(hits, "solution.py", {6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, "dynamic_attribute");
 }
 
+// Aliases are followed to a bound: a name whose paths would double at every step is reported
+// rather than followed (and the scan answers quickly), so decoys cannot push the real one out.
+TEST_F(PythonScan, ANameThatStandsForTooManyPathsIsReported) {
+  write("solution.py", "import torch\na = torch\nfor i in range(3):\n    a = (a.x, a.y)\na = torch.cuda\n");
+  expect_exactly(scan(), "solution.py", {4}, "dynamic_attribute");
+}
+
 TEST_F(PythonScan, MonkeyPatchingAnImportedModuleIsCaught) {
   write("solution.py", R"py(import torch
 import triton
