@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -509,7 +510,7 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
   const toml::node* n = top.get("policy");
   if (!n) return;
   const toml::table& t = table_of(*n, "policy");
-  check_keys(t, "policy", {"allowed_libraries", "forbidden", "required_instructions", "determinism"});
+  check_keys(t, "policy", {"allowed_libraries", "forbidden", "forbidden_torch", "required_instructions", "determinism"});
   if (const toml::node* a = t.get("allowed_libraries")) p.allowed_libraries = strings_of(*a, "policy.allowed_libraries");
   if (const toml::node* d = t.get("determinism")) {
     const auto* v = d->as_string();
@@ -530,6 +531,25 @@ void Loader::load_policy(const toml::table& top, Problem& p) const {
              fmt::format("'{}' is not a valid ECMAScript regex ({}); escape its special characters (\\. \\( \\[) to "
                          "match them literally",
                          p.forbidden[i], e.what()));
+      }
+    }
+  }
+  if (const toml::node* f = t.get("forbidden_torch")) {
+    p.forbidden_torch = strings_of(*f, "policy.forbidden_torch");
+    // Names are matched exactly against the attributes and names of Python source: anything but an
+    // identifier ("torch.topk", "topk(") would never match, and silently forbid nothing.
+    for (size_t i = 0; i < p.forbidden_torch.size(); ++i) {
+      const std::string& name = p.forbidden_torch[i];
+      const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                              name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
+                                  std::string::npos &&
+                              name.find_first_not_of('_') != std::string::npos;
+      if (!identifier) {
+        const toml::node& at = f->as_array() && i < f->as_array()->size() ? *f->as_array()->get(i) : *f;
+        fail(at, fmt::format("policy.forbidden_torch[{}]", i),
+             fmt::format("expected a torch function name such as \"topk\" or \"softmax\" (a Python identifier, "
+                         "without module or parentheses), found '{}'",
+                         name));
       }
     }
   }

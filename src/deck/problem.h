@@ -96,6 +96,9 @@ struct Problem {
   std::vector<std::string> allowed_libraries;
   std::map<std::string, std::vector<std::string>> required_instructions;  // arch -> SASS classes
   std::vector<std::string> forbidden;  // source patterns the static scan rejects
+  // torch (and triton.language) function names a Python solution may not use in any form
+  // (eval/python_scan.h): [policy] forbidden_torch, e.g. ["topk", "sort"].
+  std::vector<std::string> forbidden_torch;
   // Calls repeated on identical inputs must give bitwise-identical outputs ("bitwise"), or only
   // each pass the tolerance ("tolerance": where honest solutions may reduce in a nondeterministic
   // order, e.g. split-K with float atomics). [policy] determinism; default "bitwise".

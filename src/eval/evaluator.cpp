@@ -34,6 +34,7 @@
 #include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/recheck_reservoir.h"
+#include "eval/python_scan.h"
 #include "eval/sass.h"
 #include "eval/run_delay.h"
 #include "eval/static_scan.h"
@@ -938,9 +939,14 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     r.device = target->open_device()->description();
     fs::create_directories(o.work_dir);
 
-    // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns.
-    if (o.integrity)
-      if (Finding f = scan_sources(solution_dir, p.forbidden); f.failed()) return finish(std::move(f));
+    // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns,
+    // and for Python sources the AST scan (python_scan.h), in the build's sandbox when kbench has one.
+    if (o.integrity) {
+      PythonScanOptions python;
+      python.forbidden_torch = p.forbidden_torch;
+      python.sandbox = o.isolate;
+      if (Finding f = scan_sources(solution_dir, p.forbidden, python); f.failed()) return finish(std::move(f));
+    }
 
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};

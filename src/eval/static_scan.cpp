@@ -1,5 +1,7 @@
 #include "eval/static_scan.h"
 
+#include "eval/python_scan.h"
+
 #include <elf.h>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -167,7 +170,10 @@ std::vector<ScanHit> static_scan(const fs::path& dir, const std::vector<std::str
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (text.find('\0') != std::string::npos) continue;  // binary: cannot be compiled as source
     const std::string rel = fs::relative(f, dir).string();
-    const std::string code = strip_comments(text);
+    // C comments are removed from C-family text only: in Python `//` is floor division, and
+    // removing "the rest of the line" would hide code from the scan (`n = k // 2; ...`). Python
+    // text is scanned whole, its # comments included (python_scan.h parses it exactly).
+    const std::string code = f.extension() == ".py" ? text : strip_comments(text);
     std::istringstream lines(code);
     std::string l;
     for (int n = 1; std::getline(lines, l); ++n) {
@@ -320,7 +326,22 @@ std::string symbol_violation(const std::string& n) {
 // --- the two checks ------------------------------------------------------------------------------
 
 Finding scan_sources(const fs::path& dir, const std::vector<std::string>& forbidden) {
-  const auto hits = static_scan(dir, forbidden);
+  return scan_sources(dir, forbidden, PythonScanOptions{});
+}
+
+Finding scan_sources(const fs::path& dir, const std::vector<std::string>& forbidden, const PythonScanOptions& python) {
+  auto hits = static_scan(dir, forbidden);
+  if (has_python_sources(dir)) {
+    try {
+      auto more = python_scan(dir, python);
+      hits.insert(hits.end(), more.begin(), more.end());
+    } catch (const PythonScanRefused& e) {
+      return {e.solution_fault ? Reason::build_error : Reason::internal_error, e.what()};
+    }
+    std::stable_sort(hits.begin(), hits.end(), [](const ScanHit& a, const ScanHit& b) {
+      return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+    });
+  }
   if (hits.empty()) return {};
   std::vector<Evidence> evidence;
   for (const auto& h : hits) evidence.push_back({"source", h.file, h.line, "", h.excerpt, h.rule});

@@ -23,8 +23,8 @@ struct ScanHit {
 };
 
 // Scans every text file under `dir` (recursively; any of them could be #included, whatever its
-// extension), except the corpus' expect.toml and *.md prose, with comments removed and string
-// literals kept. `forbidden` are the problem's patterns: each is an
+// extension), except the corpus' expect.toml and *.md prose, with C comments removed (not from
+// .py files, where // is an operator) and string literals kept. `forbidden` are the problem's patterns: each is an
 // ECMAScript regex (case-sensitive), or a literal when it does not compile as one.
 std::vector<ScanHit> static_scan(const std::filesystem::path& dir, const std::vector<std::string>& forbidden);
 
@@ -53,7 +53,14 @@ std::string symbol_violation(const std::string& name);
 
 // The two checks as findings (verdict/finding.h); reason none when nothing was found.
 // forbidden_source: one "source" evidence item per hit (file, line, the excerpt; note: the rule).
+// The regex scan runs on every file; when the folder holds .py files, the Python scan
+// (python_scan.h, with `python`) runs too and its hits join the regex scan's. A Python scan that
+// cannot answer fails closed: build_error when a file does not parse (the message names file:line),
+// internal_error when kbench cannot run the scan (no python3, a crash, a timeout).
+struct PythonScanOptions;
 Finding scan_sources(const std::filesystem::path& dir, const std::vector<std::string>& forbidden);
+Finding scan_sources(const std::filesystem::path& dir, const std::vector<std::string>& forbidden,
+                     const PythonScanOptions& python);
 // exported_runtime_symbol: one "symbol" evidence item per refused name (the first ten; note: why).
 // Throws std::runtime_error when the library cannot be read (exported_symbols).
 Finding check_exported_symbols(const std::filesystem::path& library);

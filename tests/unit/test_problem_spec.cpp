@@ -389,6 +389,19 @@ TEST_F(ProblemSpec, DeterminismIsBitwiseOrTolerance) {
   expect_error(patch("determinism = \"tolerance\"", "determinism = true", with), {"policy.determinism"});
 }
 
+TEST_F(ProblemSpec, ForbiddenTorchNamesArePythonIdentifiers) {
+  const std::string with = patch("forbidden = [\"cudnn\", \"torch::\"]\n",
+                                 "forbidden = [\"cudnn\", \"torch::\"]\nforbidden_torch = [\"topk\", \"_sort\"]\n");
+  EXPECT_EQ(load_problem(write(with)).forbidden_torch, (std::vector<std::string>{"topk", "_sort"}));
+  EXPECT_TRUE(load_problem(write(kValid)).forbidden_torch.empty());
+  // A dotted path or a call would never equal a name in the source: it would forbid nothing.
+  expect_error(patch("[\"topk\", \"_sort\"]", "[\"topk\", \"torch.sort\"]", with),
+               {"policy.forbidden_torch[1]", "'torch.sort'", "Python identifier"});
+  expect_error(patch("[\"topk\", \"_sort\"]", "[\"topk(\"]", with), {"policy.forbidden_torch[0]", "'topk('"});
+  expect_error(patch("[\"topk\", \"_sort\"]", "[\"__\"]", with), {"policy.forbidden_torch[0]", "'__'"});
+  expect_error(patch("[\"topk\", \"_sort\"]", "\"topk\"", with), {"policy.forbidden_torch"});
+}
+
 // The complete example of docs/problem-format.md must stay valid as the format evolves.
 TEST_F(ProblemSpec, DocumentedExampleLoads) {
   const fs::path doc = fs::path(KBENCH_SOURCE_DIR) / "docs/problem-format.md";
