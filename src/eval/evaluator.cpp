@@ -37,6 +37,7 @@
 #include "eval/sass.h"
 #include "eval/run_delay.h"
 #include "eval/static_scan.h"
+#include "target/python_solution.h"
 #include "eval/timing_confirmation.h"
 #include "eval/worker_process.h"
 #include "eval/worker_sandbox.h"
@@ -409,6 +410,11 @@ class ShapeRun {
   }
 
   bool fail(Finding f) {
+    // A solution that reports an error says why on its stderr (a Python solution's traceback,
+    // src/python/bridge.cpp): the message quotes the end of the worker's log.
+    if (f.reason == Reason::run_error || f.reason == Reason::setup_error)
+      if (const std::string tail = worker_log_tail(worker_log(), 12); !tail.empty())
+        f.message += "; its last output:\n" + tail;
     r_.pass = false;
     r_.finding = std::move(f);
     return false;
@@ -942,6 +948,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (o.integrity)
       if (Finding f = scan_sources(solution_dir, p.forbidden); f.failed()) return finish(std::move(f));
 
+    // A Python solution (target/python_solution.h) where Python solutions cannot run: named, not
+    // built into a failure that reads like a compiler's.
+    const bool python = is_python_solution(solution_dir, target->source_file());
+    if (python)
+      if (const auto why = python_unavailable_reason(r.target))
+        return finish({Reason::unsupported_target, "Python solutions are unavailable on the " + r.target + " target: " + *why});
+
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};
     bo.sandbox = o.isolate;
@@ -961,7 +974,10 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     }
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
-    if (r.target == "cuda") {
+    // Not for a Python solution: its library is kbench's bridge, and its kernels are compiled at
+    // run time (Triton's cubins, torch's own); their SASS facts and provenance are not judged yet
+    // (docs/threat-model.md, "Python solutions").
+    if (r.target == "cuda" && !python) {
       r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(std::move(*v));
