@@ -356,8 +356,14 @@ class ShapeRun {
     w.set_channel_key(key);
     const uint64_t out_bytes = output_bytes(p_, shape_);
     w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
+    // A Python solution's setup starts CPython, imports torch and JIT-compiles its kernels: it gets
+    // kPythonSetupAllowanceSeconds more (target/python_solution.h).
+    const auto setup_timeout =
+        is_python_build(args_.library)
+            ? timeout_ + std::chrono::milliseconds(static_cast<int64_t>(kPythonSetupAllowanceSeconds * 1000))
+            : timeout_;
     Message m = w.request(SetupRequest{weights_seed_, hash_key_, to_hex(key.data(), key.size()), o_.sandbox,
-                                          o_.write_xor_execute}, timeout_);
+                                          o_.write_xor_execute}, setup_timeout);
     const auto reply = m.header.get<SetupReply>();
     setup_enomem_ = reply.enomem;
     return reply.rc;

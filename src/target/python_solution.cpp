@@ -245,6 +245,11 @@ BuildResult build_python_solution(const fs::path& solution_dir, const std::strin
   return r;
 }
 
+bool is_python_build(const fs::path& library) {
+  std::error_code ec;
+  return fs::is_regular_file(library.parent_path() / "python" / "bridge.conf", ec);
+}
+
 std::vector<fs::path> python_sandbox_folders(const fs::path& library) {
   const fs::path conf = library.parent_path() / "python" / "bridge.conf";
   if (!fs::is_regular_file(conf)) return {};

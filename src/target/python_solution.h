@@ -59,6 +59,16 @@ std::optional<std::string> python_unavailable_reason(const std::string& target);
 BuildResult build_python_solution(const std::filesystem::path& solution_dir, const std::string& target,
                                   const std::filesystem::path& build_root);
 
+// Whether `library` is a Python build's libsolution.so (its python/bridge.conf beside it).
+bool is_python_build(const std::filesystem::path& library);
+
+// What a Python solution's kb_setup gets on top of the call timeout (eval/call_timeout.h), whose
+// 5 s floor is sized for a first call's start-up, not for starting CPython, importing torch
+// (2.6 s measured on an idle 2-core host for softmax/python-torch's setup, and more than 5 s under
+// the test suite's load) and Triton's JIT compilation and autotuning, a few seconds per compiled
+// configuration. Setup is never timed: the allowance only bounds how long a hang in setup costs.
+inline constexpr double kPythonSetupAllowanceSeconds = 120.0;
+
 // The folders a sandboxed worker must see read-only for the interpreter of a Python build whose
 // library is `library` (its python/bridge.conf): its prefix, base prefix and site-packages, those
 // outside the system folders every sandbox shows. Empty for a C++ build.
