@@ -88,7 +88,11 @@ def tensor(capsule, view_dtype):
     # 8-bit floats travel as uint8 (DLPack 0.6 and torch 1.x know no float8 code) and are
     # reinterpreted here when this torch has the type.
     if view_dtype:
-        t = t.view(getattr(torch, view_dtype))
+        dtype = getattr(torch, view_dtype, None)
+        if dtype is None:
+            # torch.float8_e4m3fn and float8_e5m2 came with torch 2.1.
+            raise TypeError(f"this torch ({torch.__version__}) has no torch.{view_dtype}, the problem's fp8 type")
+        t = t.view(dtype)
     return t
 
 def setup(module, name, dims, weights, device):

@@ -217,3 +217,41 @@ TEST_F(PythonBridge, BuildIsACacheEntryKeyedByTheFolder) {
 }
 
 }  // namespace
+
+namespace {
+
+// An fp8 tensor (DLPack code 10, kDLFloat8_e4m3fn) arrives as torch.float8_e4m3fn where the torch
+// has that type (torch >= 2.1), else the call fails naming the missing type, never a crash.
+TEST_F(PythonBridge, Fp8TensorsArriveAsTorchFloat8OrFailByName) {
+  Bridge b = build(R"PY(
+import torch
+
+def setup(problem):
+    return None
+
+def run(state, inputs, outputs):
+    y, = outputs
+    assert y.dtype == torch.float8_e4m3fn, y.dtype
+    y.view(torch.uint8).fill_(0x38)   # 1.0 in E4M3
+)PY");
+  ASSERT_TRUE(b.setup && b.run && b.teardown);
+  kb_problem p{"bridge_test", 0, nullptr, nullptr, nullptr, 0};
+  void* state = nullptr;
+  ASSERT_EQ(b.setup(&p, &state), 0);
+  std::vector<uint8_t> y(8, 0);
+  std::vector<int64_t> shape = {8};
+  DLTensor out = tensor_of(y.data(), DLDataType{KB_DL_FLOAT8_E4M3FN, 8, 1}, shape);
+  kb_call c{nullptr, 0, &out, 1, nullptr};
+  testing::internal::CaptureStderr();
+  const int rc = b.run(state, &c);
+  const std::string err = testing::internal::GetCapturedStderr();
+  if (rc == 0) {
+    EXPECT_EQ(y, std::vector<uint8_t>(8, 0x38));
+  } else {
+    EXPECT_NE(err.find("has no torch.float8_e4m3fn"), std::string::npos) << err;
+    EXPECT_EQ(y, std::vector<uint8_t>(8, 0));
+  }
+  b.teardown(state);
+}
+
+}  // namespace
