@@ -20,11 +20,14 @@ std::vector<std::pair<std::string, std::string>> worker_environment() {
       {"CUDA_CACHE_PATH", "/tmp/cuda-cache"},
       // A Python solution's interpreter (target/python_solution.h): no user site-packages (there
       // is no HOME to hold one), no .pyc files written beside read-only sources, and Triton's JIT
-      // cache and home private to this worker, as the CUDA cache is.
+      // cache private to this worker, as the CUDA cache is. Triton puts its cache, dump and
+      // override folders under its home (TRITON_HOME, else ~) unless each is named: all three
+      // are, so that no *HOME variable is needed.
       {"PYTHONNOUSERSITE", "1"},
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"TRITON_CACHE_DIR", "/tmp/triton-cache"},
-      {"TRITON_HOME", "/tmp/triton-home"},
+      {"TRITON_DUMP_DIR", "/tmp/triton-dump"},
+      {"TRITON_OVERRIDE_DIR", "/tmp/triton-override"},
   };
   if (const std::string lib_path = runtime_library_path(); !lib_path.empty()) env.emplace_back("LD_LIBRARY_PATH", lib_path);
   // Device choice (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), runtime behaviour (CUDA_MODULE_LOADING)
