@@ -1,5 +1,6 @@
 # `cmake --install` and the Debian package (cpack -G DEB), both in the FHS layout:
 #   <prefix>/bin/kbench
+#   <prefix>/lib/kbench/libkbench_python_bridge.so     Python solutions' bridge, when built
 #   <prefix>/share/kbench/{problems,hardware,prices}   the deck, datasheets, price table
 #   <prefix>/include/kbench/solution.h                 the solution ABI
 #   <prefix>/share/doc/kbench/                         README.md and docs/
@@ -9,6 +10,11 @@
 include(GNUInstallDirs)
 
 install(TARGETS kbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The Python bridge (cmake/KbenchPython.cmake), found by kbench at <prefix>/lib/kbench/
+# (target/python_solution.h).
+if(TARGET kbench_python_bridge)
+  install(TARGETS kbench_python_bridge LIBRARY DESTINATION lib/kbench)
+endif()
 install(DIRECTORY problems hardware prices DESTINATION ${CMAKE_INSTALL_DATADIR}/kbench
         PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
 install(DIRECTORY include/kbench DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,7 +1,8 @@
 /* kbench solution ABI — the only header a solution needs.
  *
  * A solution is a folder holding solution.cu (cuda target) or solution.cpp (host target). kbench
- * builds it into a shared library and calls three C functions:
+ * builds it into a shared library and calls three C functions (a folder holding solution.py instead
+ * implements them in Python, through kbench's bridge: docs/python-solutions.md):
  *
  *   kb_setup     once per shape, untimed: may repack weights and allocate scratch into *state.
  *   kb_run       timed: compute every output from this call's inputs and the weights. On cuda,

@@ -74,9 +74,12 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   {
     std::error_code ec;
     const bool cpp = fs::is_regular_file(c.solution / "solution.cpp", ec), cu = fs::is_regular_file(c.solution / "solution.cu", ec);
-    if ((c.target == "host" && !cpp) || (c.target == "cuda" && !cu) || (!cpp && !cu))
+    // solution.py is a Python solution on either target (docs/python-solutions.md).
+    const bool py = fs::is_regular_file(c.solution / "solution.py", ec);
+    if (!py && ((c.target == "host" && !cpp) || (c.target == "cuda" && !cu) || (!cpp && !cu)))
       throw UsageError(fmt::format("solution folder {} holds no {} (a solution is solution.cpp for the host target, "
-                                   "solution.cu for cuda; include/kbench/solution.h)",
+                                   "solution.cu for cuda, solution.py for either; include/kbench/solution.h, "
+                                   "docs/python-solutions.md)",
                                    c.solution.string(), c.target == "host" ? "solution.cpp" : c.target == "cuda" ? "solution.cu"
                                                                                                                : "solution.cpp or solution.cu"));
   }

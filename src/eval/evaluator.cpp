@@ -38,6 +38,7 @@
 #include "eval/sass.h"
 #include "eval/run_delay.h"
 #include "eval/static_scan.h"
+#include "target/python_solution.h"
 #include "eval/timing_confirmation.h"
 #include "eval/worker_process.h"
 #include "eval/worker_sandbox.h"
@@ -356,8 +357,14 @@ class ShapeRun {
     w.set_channel_key(key);
     const uint64_t out_bytes = output_bytes(p_, shape_);
     w.set_max_payload(out_bytes * static_cast<uint64_t>(std::max({o_.timing.rechecks, o_.repeat_calls, 1})));
+    // A Python solution's setup starts CPython, imports torch and JIT-compiles its kernels: it gets
+    // kPythonSetupAllowanceSeconds more (target/python_solution.h).
+    const auto setup_timeout =
+        is_python_build(args_.library)
+            ? timeout_ + std::chrono::milliseconds(static_cast<int64_t>(kPythonSetupAllowanceSeconds * 1000))
+            : timeout_;
     Message m = w.request(SetupRequest{weights_seed_, hash_key_, to_hex(key.data(), key.size()), o_.sandbox,
-                                          o_.write_xor_execute}, timeout_);
+                                          o_.write_xor_execute}, setup_timeout);
     const auto reply = m.header.get<SetupReply>();
     setup_enomem_ = reply.enomem;
     return reply.rc;
@@ -410,6 +417,11 @@ class ShapeRun {
   }
 
   bool fail(Finding f) {
+    // A solution that reports an error says why on its stderr (a Python solution's traceback,
+    // src/python/bridge.cpp): the message quotes the end of the worker's log.
+    if (f.reason == Reason::run_error || f.reason == Reason::setup_error)
+      if (const std::string tail = worker_log_tail(worker_log(), 12); !tail.empty())
+        f.message += "; its last output:\n" + tail;
     r_.pass = false;
     r_.finding = std::move(f);
     return false;
@@ -948,6 +960,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       if (Finding f = scan_sources(solution_dir, p.forbidden, python); f.failed()) return finish(std::move(f));
     }
 
+    // A Python solution (target/python_solution.h) where Python solutions cannot run: named, not
+    // built into a failure that reads like a compiler's.
+    const bool python = is_python_solution(solution_dir, target->source_file());
+    if (python)
+      if (const auto why = python_unavailable_reason(r.target))
+        return finish({Reason::unsupported_target, "Python solutions are unavailable on the " + r.target + " target: " + *why});
+
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};
     bo.sandbox = o.isolate;
@@ -967,7 +986,10 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     }
 
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
-    if (r.target == "cuda") {
+    // Not for a Python solution: its library is kbench's bridge, and its kernels are compiled at
+    // run time (Triton's cubins, torch's own); their SASS facts and provenance are not judged yet
+    // (docs/threat-model.md, "Python solutions").
+    if (r.target == "cuda" && !python) {
       r.sass = inspect_sass(b.library, o.isolate);
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(std::move(*v));

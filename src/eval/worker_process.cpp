@@ -234,8 +234,10 @@ std::string WorkerProcess::out_of_memory_message(const std::string& what) const 
          "): the solution's buffers and kbench's own for this shape did not fit (--memory-limit raises it)";
 }
 
-std::string WorkerProcess::log_tail(size_t max_lines) const {
-  std::ifstream in(log_);
+std::string WorkerProcess::log_tail(size_t max_lines) const { return worker_log_tail(log_, max_lines); }
+
+std::string worker_log_tail(const std::filesystem::path& log, size_t max_lines) {
+  std::ifstream in(log);
   std::deque<std::string> lines;
   for (std::string l; std::getline(in, l);) {
     lines.push_back(l);

@@ -31,6 +31,10 @@ class WorkerFailure : public std::runtime_error {
   std::string kind_;
 };
 
+// The last `max_lines` lines of a worker's log file, each indented, for failure messages; empty when
+// the file is missing or empty.
+std::string worker_log_tail(const std::filesystem::path& log, size_t max_lines = 20);
+
 class WorkerProcess {
  public:
   // Starts `<this executable> __worker ...` with the solution's stdout/stderr going to `log`; with

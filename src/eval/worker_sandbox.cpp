@@ -6,6 +6,7 @@
 
 #include "core/self_executable.h"
 #include "eval/worker_process.h"
+#include "target/python_solution.h"
 
 extern char** environ;
 
@@ -17,6 +18,16 @@ std::vector<std::pair<std::string, std::string>> worker_environment() {
       {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
       // The CUDA driver's JIT cache, private to this worker (no HOME to put it in).
       {"CUDA_CACHE_PATH", "/tmp/cuda-cache"},
+      // A Python solution's interpreter (target/python_solution.h): no user site-packages (there
+      // is no HOME to hold one), no .pyc files written beside read-only sources, and Triton's JIT
+      // cache private to this worker, as the CUDA cache is. Triton puts its cache, dump and
+      // override folders under its home (TRITON_HOME, else ~) unless each is named: all three
+      // are, so that no *HOME variable is needed.
+      {"PYTHONNOUSERSITE", "1"},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"TRITON_CACHE_DIR", "/tmp/triton-cache"},
+      {"TRITON_DUMP_DIR", "/tmp/triton-dump"},
+      {"TRITON_OVERRIDE_DIR", "/tmp/triton-override"},
   };
   if (const std::string lib_path = runtime_library_path(); !lib_path.empty()) env.emplace_back("LD_LIBRARY_PATH", lib_path);
   // Device choice (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), runtime behaviour (CUDA_MODULE_LOADING)
@@ -49,6 +60,13 @@ BwrapLayout worker_sandbox_layout(const WorkerArgs& outside, WorkerArgs* inside)
   const fs::path problem_dir = fs::path(kSandboxProblemRoot) / (id.empty() ? "problem" : id);
   l.read_only_at.emplace_back(outside.problem_dir / "problem.toml", problem_dir / "problem.toml");
   l.read_only_at.emplace_back(outside.library, kSandboxLibrary);
+  // A Python solution's build (target/python_solution.h): its .py files and bridge.conf beside the
+  // library, where the bridge looks for them, and the interpreter's folders outside the system
+  // folders (a virtualenv, its site-packages), at their own paths: bridge.conf names them so.
+  if (const fs::path python = outside.library.parent_path() / "python"; fs::is_directory(python)) {
+    l.read_only_at.emplace_back(python, fs::path(kSandboxLibrary).parent_path() / "python");
+    for (const auto& folder : python_sandbox_folders(outside.library)) l.read_only.push_back(folder);
+  }
   l.clear_env = true;
   l.env = worker_environment();
   l.chdir = "/tmp";

@@ -24,7 +24,8 @@ inline constexpr const char* kSandboxLibrary = "/kbench/solution/libsolution.so"
 BwrapLayout worker_sandbox_layout(const WorkerArgs& outside, WorkerArgs* inside);
 
 // The environment of a sandboxed worker: PATH, LD_LIBRARY_PATH for kbench's own libraries when
-// they live outside the system folders, a private CUDA cache, and the variables that choose
+// they live outside the system folders, a private CUDA cache, a Python solution's settings (no user
+// site, no .pyc, a private Triton cache), and the variables that choose
 // devices and threads (CUDA_*, OMP_*, KBENCH_NO_KERNEL_MONITOR) taken from kbench's.
 std::vector<std::pair<std::string, std::string>> worker_environment();
 

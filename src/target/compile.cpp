@@ -38,9 +38,6 @@ std::vector<fs::path> solution_sources(const fs::path& dir, const std::string& m
   return out;
 }
 
-namespace {
-
-// Every file of `dir`, recursively (headers included), by path relative to it and content.
 std::string folder_material(const fs::path& dir) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir))
@@ -50,6 +47,8 @@ std::string folder_material(const fs::path& dir) {
   for (const auto& f : files) material += fs::relative(f, dir).string() + '\0' + read_file(f) + '\0';
   return material;
 }
+
+namespace {
 
 // Everything that can change the binary: the command, every file of the solution folder and every
 // file of the solution's kits (target/solution_kit.h), each folder by relative path and content.

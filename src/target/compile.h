@@ -15,6 +15,10 @@ namespace kb {
 std::vector<std::filesystem::path> solution_sources(const std::filesystem::path& dir, const std::string& main_file,
                                                     const std::vector<std::string>& extensions);
 
+// Every file of `dir`, recursively, by path relative to it and content: what a build cache key
+// hashes of a solution folder.
+std::string folder_material(const std::filesystem::path& dir);
+
 // Compiles with `argv` (whose last element is replaced by nothing: the caller puts "-o", out
 // last) into build_root/<key>/libsolution.so, where key hashes the command line and the contents
 // of every file in the solution folder and in its kits (target/solution_kit.h). A hit skips the

@@ -20,6 +20,7 @@
 
 #include "core/subprocess.h"
 #include "scratch_dir.h"
+#include "target/python_solution.h"
 #include "target/target.h"
 
 namespace fs = std::filesystem;
@@ -101,6 +102,13 @@ class Corpus : public testing::TestWithParam<Entry> {};
 TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   const Entry& e = GetParam();
   if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  // A Python entry needs Python solutions on the target (target/python_solution.h): skipped,
+  // saying why, where they are unavailable -- but not in CI, whose scripts/setup provides them.
+  if (kb::is_python_solution(e.dir, std::string(CORPUS_TARGET) == "cuda" ? "solution.cu" : "solution.cpp"))
+    if (const auto why = kb::python_unavailable_reason(CORPUS_TARGET)) {
+      if (std::getenv("CI")) FAIL() << "Python solutions unavailable in CI: " << *why;
+      GTEST_SKIP() << "Python solutions unavailable here: " << *why;
+    }
   const OutDir out("corpus-" + e.problem + "-" + e.solution);
   fs::remove(record_path(e));
   kb::CommandResult r;
@@ -165,6 +173,11 @@ TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
     if (filter && !std::regex_search(e.problem + "/" + e.solution, only)) continue;
     const bool is_exploit = e.solution.rfind("exploit-", 0) == 0;
     if (!is_exploit && e.verdict != "pass") continue;  // bad-* folders prove error handling, not integrity
+    // Python entries where Python solutions are unavailable: skipped by their own tests too.
+    if (!std::getenv("CI") &&
+        kb::is_python_solution(e.dir, std::string(CORPUS_TARGET) == "cuda" ? "solution.cu" : "solution.cpp") &&
+        kb::python_unavailable_reason(CORPUS_TARGET))
+      continue;
     std::ifstream in(record_path(e));
     auto j = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
     if (j.is_object() && j.value("binary_stamp", int64_t{0}) == stamp) {

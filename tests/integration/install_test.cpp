@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "target/python_solution.h"
 
 namespace fs = std::filesystem;
 
@@ -96,6 +97,26 @@ TEST_F(Installed, ChecksAHostSolutionAgainstTheInstalledHeader) {
            "0"},
           clean_env(), prefix_);
   EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
+// The installed kbench runs a Python solution through the bridge of its own prefix
+// (<prefix>/lib/kbench/, target/python_solution.h), not the build tree's.
+TEST_F(Installed, RunsAPythonSolutionWithTheBridgeOfItsOwnPrefix) {
+  if (const auto why = kb::python_unavailable_reason("host")) {
+    if (std::getenv("CI")) FAIL() << "Python solutions unavailable in CI: " << *why;
+    GTEST_SKIP() << "Python solutions unavailable here: " << *why;
+  }
+  const fs::path bridge = prefix_ / "lib/kbench/libkbench_python_bridge.so";
+  ASSERT_TRUE(fs::is_regular_file(bridge));
+  const fs::path solution = prefix_ / "share/kbench/problems/softmax/solutions/python-torch";
+  auto r = run({(prefix_ / "bin/kbench").string(), "check", "softmax", solution.string(), "--target", "host", "--shape", "0",
+                "--json"},
+               clean_env(), prefix_);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(std::min(r.output.find('{'), r.output.size())), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.output;
+  EXPECT_EQ(j["verdict"], "pass") << r.output;
+  EXPECT_NE(j["build"]["command"].get<std::string>().find(bridge.string()), std::string::npos) << j["build"].dump();
 }
 
 TEST(DataDir, KbenchDataDirNamesTheDeckAndKbenchProblemsStillWins) {

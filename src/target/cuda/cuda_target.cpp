@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "target/compile.h"
+#include "target/python_solution.h"
 #include "target/cuda/cuda_ceilings.h"
 #include "target/launch_floor.h"
 #include "target/cuda/cuda_check.h"
@@ -64,6 +65,8 @@ class CudaTarget final : public Target {
 
   BuildResult build(const fs::path& dir, const fs::path& build_root,
                     const BuildOptions& options) const override {
+    // A folder with solution.py and no solution.cu: kbench's Python bridge (target/python_solution.h).
+    if (is_python_solution(dir, source_file())) return build_python_solution(dir, name(), build_root);
     const char* nvcc = std::getenv("KBENCH_NVCC");
     const std::string arch = solution_arch();          // "sm_90a"
     const std::string compute = "compute_" + arch.substr(3);  // "compute_90a"

@@ -11,6 +11,7 @@
 
 #include "core/hash.h"
 #include "target/compile.h"
+#include "target/python_solution.h"
 #include "target/host/host_info.h"
 #include "target/launch_floor.h"
 #include "target/target.h"
@@ -88,6 +89,8 @@ class HostTarget final : public Target {
 
   BuildResult build(const fs::path& dir, const fs::path& build_root,
                     const BuildOptions& options) const override {
+    // A folder with solution.py and no solution.cpp: kbench's Python bridge (target/python_solution.h).
+    if (is_python_solution(dir, source_file())) return build_python_solution(dir, name(), build_root);
     const char* cxx = std::getenv("KBENCH_HOST_CXX");
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++", "-std=c++20", "-O3", "-march=native", "-fopenmp",
                                      "-shared", "-fPIC", "-fvisibility=hidden",

@@ -1,0 +1,24 @@
+# Python solutions (docs/python-solutions.md): kbench's Python bridge, a shared library that
+# implements the solution ABI (include/kbench/solution.h) by embedding CPython and calling a
+# solution.py. Built only when CMake finds Python's embedding files (python3-dev); without them the
+# Python language is unavailable and `kbench targets` says why. The interpreter found here is the
+# default one at run time (KBENCH_PYTHON overrides it): the bridge embeds this Python version.
+find_package(Python3 COMPONENTS Interpreter Development.Embed)
+if(Python3_Interpreter_FOUND)
+  target_compile_definitions(kbench_target PRIVATE KBENCH_PYTHON_EXECUTABLE="${Python3_EXECUTABLE}")
+endif()
+if(Python3_Interpreter_FOUND AND Python3_Development.Embed_FOUND)
+  add_library(kbench_python_bridge SHARED src/python/bridge.cpp)
+  target_include_directories(kbench_python_bridge PRIVATE ${CMAKE_SOURCE_DIR}/include ${KBENCH_DLPACK_INCLUDE})
+  target_link_libraries(kbench_python_bridge PRIVATE Python3::Python)
+  # Only kb_setup, kb_run and kb_teardown exported (the evaluator's symbol check reads them), and
+  # full RELRO like a built solution (target/host/host_target.cpp).
+  set_target_properties(kbench_python_bridge PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_compile_definitions(kbench_target PRIVATE
+    KBENCH_PYTHON_BRIDGE="$<TARGET_FILE:kbench_python_bridge>"
+    KBENCH_PYTHON_BRIDGE_VERSION="${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}")
+  add_dependencies(kbench_target kbench_python_bridge)
+  message(STATUS "kbench: Python solutions ON (Python ${Python3_VERSION}, ${Python3_EXECUTABLE})")
+else()
+  message(STATUS "kbench: Python solutions OFF (no Python3 interpreter with Development.Embed)")
+endif()

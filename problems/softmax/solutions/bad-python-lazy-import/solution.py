@@ -1,0 +1,17 @@
+"""Imports an extension module lazily, inside run: loading its machine code maps executable memory
+after setup, which the worker's W^X rule forbids (docs/python-solutions.md). The honest way is the
+import at the top of the module (python-torch-two-modules)."""
+import torch
+
+
+def setup(problem):
+    return None
+
+
+def run(state, inputs, outputs):
+    import sqlite3  # an extension module (_sqlite3) that nothing imported before
+
+    x, y = inputs[0], outputs[0]
+    torch.sub(x, torch.amax(x, dim=1, keepdim=True), out=y)
+    torch.exp(y, out=y)
+    y.div_(torch.sum(y, dim=1, keepdim=True))
