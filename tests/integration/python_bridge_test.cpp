@@ -9,12 +9,14 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
 
 #include "kbench/solution.h"
 #include "scratch_dir.h"
+#include "eval/static_scan.h"
 #include "target/python_solution.h"
 
 namespace fs = std::filesystem;
@@ -82,6 +84,22 @@ class PythonBridge : public testing::Test {
   }
   fs::path root_;
 };
+
+// The bridge is loaded as a solution's library, so the evaluator's symbol check reads it: it may
+// export the ABI's three names and nothing else (src/python/bridge.map; on the H100 machine's
+// toolchain the C++ runtime's __cxa_* names leaked out before the version script).
+TEST(PythonBridgeLibrary, ExportsOnlyTheSolutionAbi) {
+  const fs::path bridge = kb::python_bridge_library();
+  if (bridge.empty()) {
+    if (python_required()) FAIL() << "no Python bridge in this build";
+    GTEST_SKIP() << "kbench was built without the Python bridge";
+  }
+  std::vector<std::string> names = kb::exported_symbols(bridge);
+  std::erase_if(names, [](const std::string& n) { return kb::symbol_violation(n).empty() && n.rfind("kb_", 0) != 0; });
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"kb_run", "kb_setup", "kb_teardown"}));
+  EXPECT_FALSE(kb::check_exported_symbols(bridge).failed());
+}
 
 // setup sees the problem as documented; run's tensors are kbench's buffers (same address, writes
 // land in the C++ vector); teardown runs; the state object travels from setup to run.
