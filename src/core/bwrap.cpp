@@ -206,4 +206,21 @@ BwrapProbe probe_bwrap(const BwrapLayout& layout) {
   return p;
 }
 
+CommandResult run_tool_sandboxed(const std::vector<std::string>& argv, const std::vector<fs::path>& read_only,
+                                 std::chrono::milliseconds timeout) {
+  BwrapLayout l;
+  l.network = false;
+  l.full_etc = false;
+  l.gpu_devices = false;
+  l.sys = false;
+  l.read_only = read_only;
+  l.clear_env = true;
+  l.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
+  std::vector<std::string> cmd = bwrap_command(l, argv);
+  if (const fs::path bwrap = find_program("bwrap"); !bwrap.empty()) cmd[0] = bwrap.string();
+  const char* path = std::getenv("PATH");
+  const std::vector<std::string> env = {std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
+  return run_command(cmd, timeout, {}, &env);
+}
+
 }  // namespace kb

@@ -3,10 +3,13 @@
 // that both hide the machine the same way and differ only in what they are given.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/subprocess.h"
 
 namespace kb {
 
@@ -75,5 +78,13 @@ struct BwrapProbe {
   std::string error;
 };
 BwrapProbe probe_bwrap(const BwrapLayout& layout);
+
+// Runs one of kbench's trusted tools (cuobjdump, python3's ast scan) on an untrusted file in the
+// tightest layout: no network, no GPU, no /sys, a minimal /etc, the system folders plus `read_only`
+// (the tool's own prefix where it lies outside them, the files it reads), and an environment of PATH
+// alone. The bwrap of kbench's own PATH runs it, with that PATH.
+CommandResult run_tool_sandboxed(const std::vector<std::string>& argv,
+                                 const std::vector<std::filesystem::path>& read_only,
+                                 std::chrono::milliseconds timeout);
 
 }  // namespace kb

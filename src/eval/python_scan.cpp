@@ -51,20 +51,10 @@ fs::path interpreter(const PythonScanOptions& o) {
 // solution folder read-only, and the interpreter's prefix when it lies outside the system folders.
 CommandResult run_sandboxed(const std::vector<std::string>& argv, const fs::path& python, const fs::path& dir,
                             std::chrono::milliseconds timeout) {
-  BwrapLayout l;
-  l.network = false;
-  l.full_etc = false;
-  l.gpu_devices = false;
-  l.sys = false;
-  if (!in_sandbox_system_folders(python)) l.read_only.push_back(python.parent_path().parent_path());
-  l.read_only.push_back(dir);
-  l.clear_env = true;
-  l.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
-  std::vector<std::string> cmd = bwrap_command(l, argv);
-  if (const fs::path bwrap = find_program("bwrap"); !bwrap.empty()) cmd[0] = bwrap.string();
-  const char* path = std::getenv("PATH");
-  const std::vector<std::string> env = {std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
-  return run_command(cmd, timeout, {}, &env);
+  std::vector<fs::path> read_only;
+  if (!in_sandbox_system_folders(python)) read_only.push_back(python.parent_path().parent_path());
+  read_only.push_back(dir);
+  return run_tool_sandboxed(argv, read_only, timeout);
 }
 
 // The scanner's JSON object: the last line of its output that is one (python3 writes nothing else

@@ -314,23 +314,12 @@ namespace {
 // bubblewrap sandbox that sees the system, the toolkit and that one file (core/bwrap.h).
 CommandResult run_tool(const std::vector<std::string>& argv, const fs::path& library, bool sandbox) {
   if (!sandbox) return run_command(argv, kDisassemblerTimeout);
-  BwrapLayout l;
-  l.network = false;
-  l.full_etc = false;
-  l.gpu_devices = false;
-  l.sys = false;
+  std::vector<fs::path> read_only;
   std::error_code ec;
   const fs::path tool = fs::canonical(argv[0], ec);
-  if (!ec && tool.has_parent_path() && !in_sandbox_system_folders(tool)) l.read_only.push_back(tool.parent_path().parent_path());
-  const fs::path lib = fs::absolute(library);
-  l.read_only.push_back(lib);
-  l.clear_env = true;
-  l.env = {{"PATH", "/usr/local/bin:/usr/bin:/bin"}};
-  std::vector<std::string> cmd = bwrap_command(l, argv);
-  if (const fs::path bwrap = find_program("bwrap"); !bwrap.empty()) cmd[0] = bwrap.string();
-  const char* path = std::getenv("PATH");
-  const std::vector<std::string> env = {std::string("PATH=") + (path ? path : "/usr/bin:/bin")};
-  return run_command(cmd, kDisassemblerTimeout, {}, &env);
+  if (!ec && tool.has_parent_path() && !in_sandbox_system_folders(tool)) read_only.push_back(tool.parent_path().parent_path());
+  read_only.push_back(fs::absolute(library));
+  return run_tool_sandboxed(argv, read_only, kDisassemblerTimeout);
 }
 
 }  // namespace
