@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "loaded_machine.h"
 #include "scratch_dir.h"
 #include "target/python_solution.h"
 #include "target/target.h"
@@ -113,11 +114,9 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
   fs::remove(record_path(e));
   kb::CommandResult r;
   auto j = evaluate(e, out.path, &r);
-  // `error timing_unconfirmed` is kbench saying the machine was too loaded to tell a faked timing
-  // from load, "judge it again on a quieter machine" (docs/threat-model.md): not a verdict on the
-  // entry. Under a loaded test run the corpus judges again, at most twice more; any other answer
-  // stands as it came.
-  for (int again = 0; again < 2 && !j.is_discarded() && j.value("failure", "") == "timing_unconfirmed" &&
+  // `error timing_unconfirmed`: the machine was too loaded to judge (loaded_machine.h), not a
+  // verdict on the entry.
+  for (int again = 0; again < kb::test::kJudgeAgainWhenTooLoaded && kb::test::too_loaded_to_judge(j) &&
                       e.failure != "timing_unconfirmed";
        ++again) {
     fs::remove_all(out.path);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "loaded_machine.h"
 #include "scratch_dir.h"
 #include "target/python_solution.h"
 
@@ -85,7 +86,9 @@ TEST_F(PythonSolution, TargetsNamesWhatIsMissingWhenTheInterpreterIsNot) {
 
 TEST_F(PythonSolution, HonestTorchSoftmaxIsBuiltAndPasses) {
   kb::CommandResult r;
-  const json j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
+  json j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
+  for (int again = 0; again < kb::test::kJudgeAgainWhenTooLoaded && kb::test::too_loaded_to_judge(j); ++again)
+    j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
   ASSERT_TRUE(j.is_object()) << r.output;
   EXPECT_EQ(j["verdict"], "pass") << j.dump(2);
   EXPECT_EQ(r.exit_code, 0) << r.output;
