@@ -1,5 +1,8 @@
 #include "store/sqlite.h"
 
+#include <cctype>
+#include <thread>
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -36,9 +39,46 @@ Database::Database(const std::filesystem::path& file, Mode mode, std::chrono::mi
   if (mode != Mode::read_only) {
     // WAL: readers see the last committed state while a writer works; synchronous NORMAL is
     // durable across a crash of kbench, and across power loss loses at most the last commits.
-    exec("PRAGMA journal_mode = WAL");
+    use_write_ahead_log(busy_timeout);
     exec("PRAGMA synchronous = NORMAL");
   }
+}
+
+// Switching to WAL needs the database to itself, and SQLite answers SQLITE_BUSY at once, without the
+// busy handler, when waiting could deadlock (another connection holding a shared lock, as a second
+// kbench opening the same new database does: two sweeps on one database met it under load). WAL
+// persists in the file, so a database already in WAL is left alone; otherwise the switch is tried
+// again until the busy timeout.
+void Database::use_write_ahead_log(std::chrono::milliseconds busy_timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + busy_timeout;
+  for (;;) {
+    try {
+      if (journal_mode() == "wal") return;
+      exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SqliteError& e) {
+      if (e.code != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The database's journal mode, lower case ("wal", "delete", ...).
+std::string Database::journal_mode() {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode", -1, &stmt, nullptr);
+  std::string mode;
+  if (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(stmt, 0);
+    mode = text ? reinterpret_cast<const char*>(text) : "";
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_OK)
+    throw SqliteError(fmt::format("database {}: {} (in: PRAGMA journal_mode)", file_.string(), sqlite3_errstr(rc)),
+                      rc & 0xff);
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return mode;
 }
 
 Database::~Database() {

@@ -48,6 +48,9 @@ class Database {
   sqlite3* handle() const { return db_; }
 
  private:
+  void use_write_ahead_log(std::chrono::milliseconds busy_timeout);
+  std::string journal_mode();
+
   sqlite3* db_ = nullptr;
   std::filesystem::path file_;
 };
