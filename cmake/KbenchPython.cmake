@@ -3,6 +3,25 @@
 # solution.py. Built only when CMake finds Python's embedding files (python3-dev); without them the
 # Python language is unavailable and `kbench targets` says why. The interpreter found here is the
 # default one at run time (KBENCH_PYTHON overrides it): the bridge embeds this Python version.
+#
+# Which Python: -DPython3_EXECUTABLE=... when given. Otherwise the first of python3 on PATH and the
+# system's /usr/bin/python3 that can import torch, since a Python solution needs torch (scripts/setup
+# installs Debian's python3-torch into the system Python): on a machine whose PATH starts with a
+# pyenv or conda python3 without torch, CMake's own first find would build a bridge no solution can
+# use. When neither imports torch, CMake's own find decides, and `kbench targets` names what is missing.
+if(NOT Python3_EXECUTABLE)
+  find_program(KBENCH_PATH_PYTHON3 NAMES python3 NO_CACHE)
+  foreach(candidate IN ITEMS "${KBENCH_PATH_PYTHON3}" /usr/bin/python3)
+    if(candidate AND EXISTS "${candidate}")
+      execute_process(COMMAND "${candidate}" -c "import torch" RESULT_VARIABLE torch_missing
+                      OUTPUT_QUIET ERROR_QUIET TIMEOUT 120)
+      if(torch_missing EQUAL 0)
+        set(Python3_EXECUTABLE "${candidate}" CACHE FILEPATH "The Python kbench's bridge embeds (one that imports torch)")
+        break()
+      endif()
+    endif()
+  endforeach()
+endif()
 find_package(Python3 COMPONENTS Interpreter Development.Embed)
 if(Python3_Interpreter_FOUND)
   target_compile_definitions(kbench_target PRIVATE KBENCH_PYTHON_EXECUTABLE="${Python3_EXECUTABLE}")
