@@ -23,6 +23,7 @@
 #include "deck/problem.h"
 #include "eval/call_timeout.h"
 #include "eval/result.h"
+#include "target/python_solution.h"
 
 namespace fs = std::filesystem;
 
@@ -74,13 +75,24 @@ class BaselineCacheCli : public testing::Test {
     std::vector<std::string> args = {"eval", problem_dir().string(), kHostFast.string(), "--target", "host",
                                      "--shape", "0", "--max-time", "0.2", "--out", out.string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    Run run{kbench(args), nullptr};
+    // An attempt the machine was too loaded to judge is judged again (cli_test_util.h) as if it
+    // had not run: a baseline it stored goes too (its --out folder goes anyway), or the next attempt would read it from the cache.
+    const auto forget = [&](const kb::CommandResult& r) {
+      std::error_code ec;
+      for (const auto& f : stored_by(r)) fs::remove(f, ec);
+    };
+    Run run{kbench(args, std::chrono::minutes(3), forget), nullptr};
     run.result = nlohmann::json::parse(read_text(out / "result.json"), nullptr, false);
-    // Where a baseline was stored, to remove it afterwards.
-    static const std::regex stored(R"(baseline: cached \(([^)\n]+)\))");
-    for (std::sregex_iterator m(run.r.output.begin(), run.r.output.end(), stored), end; m != end; ++m)
-      cache_files_.push_back((*m)[1].str());
+    for (auto& f : stored_by(run.r)) cache_files_.push_back(std::move(f));  // removed afterwards
     return run;
+  }
+
+  // Where a run stored a baseline, from what it said.
+  static std::vector<std::string> stored_by(const kb::CommandResult& r) {
+    static const std::regex stored(R"(baseline: cached \(([^)\n]+)\))");
+    std::vector<std::string> files;
+    for (std::sregex_iterator m(r.output.begin(), r.output.end(), stored), end; m != end; ++m) files.push_back((*m)[1].str());
+    return files;
   }
 
   fs::path root_;
@@ -157,6 +169,32 @@ TEST_F(BaselineCacheCli, ASecondEvalReadsTheBaselineBackExactlyAsTheFirstWroteIt
   EXPECT_FALSE(says(changed.r, "baseline: from the cache")) << changed.r.output;
   ASSERT_EQ(cache_files_.size(), 3u) << changed.r.output;
   EXPECT_NE(cache_files_[2], cache_files_[0]);
+}
+
+// baseline.py, PyTorch (eval/baseline_stage.h): judged as a Python solution, shown as such, and
+// cached like a native baseline. Here softmax's python-torch solution stands in for a library.
+TEST_F(BaselineCacheCli, APythonBaselineIsJudgedAsAPythonSolutionAndNamedByShow) {
+  if (const auto why = kb::python_unavailable_reason("host")) {
+    if (std::getenv("CI")) FAIL() << "Python solutions unavailable in CI: " << *why;
+    GTEST_SKIP() << "Python solutions unavailable here: " << *why;
+  }
+  fs::remove(problem_dir() / "baseline.cpp");
+  fs::copy_file(kSoftmax / "solutions" / "python-torch" / "solution.py", problem_dir() / "baseline.py");
+  const kb::CommandResult shown = kbench({"show", problem_dir().string()});
+  EXPECT_NE(shown.output.find("baseline (host: baseline.py)"), std::string::npos) << shown.output;
+
+  const Run first = eval("python-first");
+  ASSERT_EQ(first.r.exit_code, 0) << first.r.output;
+  const nlohmann::json& baseline = first.result["baseline"];
+  ASSERT_TRUE(baseline.is_object()) << first.r.output;
+  EXPECT_EQ(baseline["verdict"], "pass") << baseline.dump(2);
+  EXPECT_EQ(fs::path(baseline["solution_dir"].get<std::string>()).filename(), "baseline.py");
+  EXPECT_NE(baseline["build"]["command"].get<std::string>().find("Python solution"), std::string::npos)
+      << baseline["build"].dump(2);
+  ASSERT_EQ(cache_files_.size(), 1u) << first.r.output;
+  const Run second = eval("python-second");
+  ASSERT_EQ(second.r.exit_code, 0) << second.r.output;
+  EXPECT_TRUE(says(second.r, "baseline: from the cache (" + cache_files_[0].string() + ")")) << second.r.output;
 }
 
 }  // namespace

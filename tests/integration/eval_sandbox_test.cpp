@@ -22,6 +22,7 @@
 #include "agent_test_util.h"
 #include "core/subprocess.h"
 #include "eval/worker_sandbox.h"
+#include "loaded_machine.h"
 #include "target/target.h"
 
 namespace fs = std::filesystem;
@@ -149,11 +150,20 @@ class EvalSandbox : public ::testing::Test {
     }
     return pid;
   }
+  // Runs `kbench args...` to its end; a timed evaluation the machine was too loaded to judge is
+  // judged again (loaded_machine.h).
   int run(const std::vector<std::string>& args) {
-    const pid_t pid = start(args);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    const bool timed = !args.empty() && (args[0] == "eval" || args[0] == "bench");
+    for (int again = 0;; ++again) {
+      const pid_t pid = start(args);
+      int st = 0;
+      waitpid(pid, &st, 0);
+      const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      kb::CommandResult said;
+      said.output = output();
+      if (!timed || again == kb::test::kJudgeAgainWhenTooLoaded || !kb::test::too_loaded_to_judge(said)) return rc;
+      kb::test::forget_out(args)(said);
+    }
   }
   std::string output() const { return kbtest::slurp(root_ / "kbench.log"); }
   // Every file under `dir`, concatenated (result.json, worker logs, build logs).
@@ -357,7 +367,8 @@ TEST_F(EvalSandbox, NoSandboxRefusesUnlessToldAndIsRecorded) {
   EXPECT_NE(refused.output.find("--no-sandbox"), std::string::npos) << refused.output;
   argv.back() = (root_ / "r2").string();
   argv.push_back("--no-sandbox");
-  const kb::CommandResult judged = kb::run_command(argv, 300s, {}, &e);
+  const kb::CommandResult judged =
+      kb::test::judged([&] { return kb::run_command(argv, 300s, {}, &e); }, kb::test::forget_out(argv));
   EXPECT_EQ(judged.exit_code, 0) << judged.output;
   const json r = json::parse(kbtest::slurp(root_ / "r2" / "result.json"));
   EXPECT_EQ(r["sandbox"]["kind"], "none");

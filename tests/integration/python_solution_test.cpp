@@ -31,7 +31,8 @@ json kbench_json(std::vector<std::string> args, const std::vector<std::string>& 
   argv.push_back(KBENCH_BINARY);
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--json");
-  kb::CommandResult r = kb::run_command(argv, std::chrono::minutes(5));
+  // A timed evaluation the machine was too loaded to judge is judged again (loaded_machine.h).
+  kb::CommandResult r = kb::test::judged([&] { return kb::run_command(argv, std::chrono::minutes(5)); }, kb::test::forget_out(args));
   const size_t brace = std::min(r.output.find('{'), r.output.find('['));
   json j = json::parse(brace == std::string::npos ? std::string() : r.output.substr(brace), nullptr, false);
   if (result) *result = std::move(r);
@@ -86,9 +87,7 @@ TEST_F(PythonSolution, TargetsNamesWhatIsMissingWhenTheInterpreterIsNot) {
 
 TEST_F(PythonSolution, HonestTorchSoftmaxIsBuiltAndPasses) {
   kb::CommandResult r;
-  json j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
-  for (int again = 0; again < kb::test::kJudgeAgainWhenTooLoaded && kb::test::too_loaded_to_judge(j); ++again)
-    j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
+  const json j = eval_softmax(kSource / "problems/softmax/solutions/python-torch", root_ / "out", {}, &r);
   ASSERT_TRUE(j.is_object()) << r.output;
   EXPECT_EQ(j["verdict"], "pass") << j.dump(2);
   EXPECT_EQ(r.exit_code, 0) << r.output;

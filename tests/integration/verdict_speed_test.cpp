@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/subprocess.h"
+#include "loaded_machine.h"
 
 namespace fs = std::filesystem;
 
@@ -28,7 +29,9 @@ struct Outcome {
 Outcome kbench(std::vector<std::string> args) {
   args.insert(args.begin(), KBENCH_BINARY);
   const auto t0 = std::chrono::steady_clock::now();
-  Outcome run{kb::run_command(args, std::chrono::minutes(3)), nullptr, 0};
+  // A timed evaluation the machine was too loaded to judge is judged again (loaded_machine.h).
+  Outcome run{kb::test::judged([&] { return kb::run_command(args, std::chrono::minutes(3)); }, kb::test::forget_out(args)),
+              nullptr, 0};
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t brace = run.r.output.find('{');
   if (brace != std::string::npos) run.j = nlohmann::json::parse(run.r.output.substr(brace), nullptr, false);
@@ -105,10 +108,11 @@ TEST(AllShapes, APassingSolutionIsJudgedOnEveryShapeEitherWay) {
 // records its wait.
 TEST(EarlyWorkers, TheNextShapesWorkerStartsBeforeTheShapeBeforeIsTimed) {
   const fs::path out = out_dir("early-workers");
-  kb::CommandResult r = kb::run_command({KBENCH_BINARY, "eval", "softmax", (kSoftmax / "solutions" / "host-fast").string(),
-                                         "--target", "host", "--shape", "0", "--shape", "1", "--shape", "2", "--max-time",
-                                         "0.2", "--out", out.string()},
-                                        std::chrono::minutes(3));
+  const std::vector<std::string> args = {KBENCH_BINARY, "eval",  "softmax", (kSoftmax / "solutions" / "host-fast").string(),
+                                         "--target",   "host",  "--shape", "0", "--shape", "1", "--shape", "2",
+                                         "--max-time", "0.2",   "--out",   out.string()};
+  kb::CommandResult r =
+      kb::test::judged([&] { return kb::run_command(args, std::chrono::minutes(3)); }, kb::test::forget_out(args));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The shapes in the order judged (secret), each header "shape I/4: ...".
   std::vector<std::string> order;
