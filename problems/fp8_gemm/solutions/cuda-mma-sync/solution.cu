@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "kbench/solution.h"
+#include "problem_dims.cuh"
 
 namespace {
 
@@ -162,24 +163,14 @@ struct State {
   uint8_t* x_padded = nullptr;
 };
 
-int64_t dim(const kb_problem* p, const char* name) {
-  for (int i = 0; i < p->n_dims; ++i) {
-    const char* a = p->dim_names[i];
-    const char* b = name;
-    while (*a && *a == *b) ++a, ++b;
-    if (*a == 0 && *b == 0) return p->dim_values[i];
-  }
-  return -1;
-}
-
 }  // namespace
 
 extern "C" int kb_setup(const kb_problem* p, void** state) {
   auto* s = new State;
   *state = s;
-  s->M = static_cast<int>(dim(p, "M"));
-  s->N = static_cast<int>(dim(p, "N"));
-  s->K = static_cast<int>(dim(p, "K"));
+  s->M = static_cast<int>(kbkit::dim(p, "M"));
+  s->N = static_cast<int>(kbkit::dim(p, "N"));
+  s->K = static_cast<int>(kbkit::dim(p, "K"));
   if (s->M <= 0 || s->N <= 0 || s->K <= 0 || p->n_weights != 2) return 1;
   s->k_padded = (s->K + 15) / 16 * 16;
   s->w = static_cast<const uint8_t*>(p->weights[0].data);
