@@ -39,7 +39,7 @@ json tensor_json(const TensorSpec& t) {
   return {{"name", t.name}, {"dtype", std::string(name(t.dtype))}, {"shape", shape}};
 }
 
-// The targets whose baseline source the problem folder holds (baseline.cu, baseline.cpp).
+// The targets whose baseline source the problem folder holds (baseline.cu, baseline.cpp, baseline.py).
 std::vector<std::string> baseline_targets(const Problem& p) {
   std::vector<std::string> targets;
   for (const auto& t : p.targets)
@@ -51,8 +51,12 @@ std::vector<std::string> baseline_targets(const Problem& p) {
 json baseline_json(const Problem& p) {
   const auto targets = baseline_targets(p);
   if (targets.empty()) return nullptr;
+  // Each target's source file: baseline.cu, baseline.cpp, or baseline.py (PyTorch, judged as a
+  // Python solution).
+  json sources = json::object();
+  for (const auto& t : targets) sources[t] = baseline_source(p, t).filename().string();
   return {{"description", p.baseline_description}, {"libraries", p.baseline_libraries}, {"targets", targets},
-          {"synchronizes", p.baseline_synchronizes}};
+          {"sources", sources}, {"synchronizes", p.baseline_synchronizes}};
 }
 
 json problem_json(const Problem& p) {
@@ -125,7 +129,11 @@ void print_problem(const Problem& p) {
   if (targets.empty()) {
     std::cout << "  baseline: none\n";
   } else {
-    std::cout << fmt::format("  baseline ({}): {}{}\n", fmt::join(targets, ", "),
+    // The source is named only where it is the Python one: a native baseline is the usual case.
+    std::vector<std::string> where;
+    for (const auto& t : targets)
+      where.push_back(is_python_baseline(baseline_source(p, t)) ? t + ": " + kPythonBaselineFile : t);
+    std::cout << fmt::format("  baseline ({}): {}{}\n", fmt::join(where, ", "),
                              p.baseline_description.empty() ? "no description" : p.baseline_description,
                              p.baseline_libraries.empty() ? "" : fmt::format(" [links {}]", fmt::join(p.baseline_libraries, ", ")));
   }

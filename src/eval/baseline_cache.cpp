@@ -13,6 +13,7 @@
 #include "core/json_text.h"
 #include "core/read_file.h"
 #include "target/ceilings.h"
+#include "target/python_solution.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -67,6 +68,9 @@ std::string baseline_cache_key(const Problem& problem, const std::string& target
                                      kBaselineCacheFormat, kbench_version, problem.name, target, device_fingerprint,
                                      options_material(baseline_options).dump());
   material += problem_material(problem.dir);
+  // A Python baseline's time is torch's: another interpreter or torch is another baseline.
+  if (is_python_baseline(baseline_source(problem, target)))
+    material += "\npython\n" + interpreter_identity(probe_python(configured_python()));
   // The deck's kit, which a baseline may include too (eval/baseline_stage.h); the problem's own kit is
   // in its folder, above.
   for (const auto& kit : baseline_kits(problem))

@@ -1,4 +1,4 @@
-// The cache of the baseline's evaluation. The baseline (problems/<p>/baseline.cu or baseline.cpp) is
+// The cache of the baseline's evaluation. The baseline (problems/<p>/baseline.cu, .cpp or .py) is
 // kbench's own reference line: informational, never scored, never part of the solution's verdict.
 // Re-building, re-checking and re-timing it after every passing solution cost about half of an
 // eval's wall time (issue 18), and the same baseline on the same machine gives the same record.
@@ -11,6 +11,8 @@
 //     deck's kit, which the baseline may include too (eval/baseline_stage.h);
 //   - the target and the device's fingerprint (Target::device_fingerprint: GPU UUID and driver's
 //     CUDA version; the host machine, CPU model and thread count);
+//   - for a Python baseline (baseline.py), the interpreter's identity: its path, version, prefixes,
+//     site-packages, torch's and triton's versions (target/python_solution.h);
 //   - the timing policy the baseline is timed under, and the options that choose what is judged
 //     (shapes, check seeds, secret seeds, repeat calls, a fixed call timeout, the sandbox, limits).
 // A changed input is a different key, so a stale file is never read; --refresh-baseline re-times

@@ -4,8 +4,14 @@ namespace kb {
 namespace fs = std::filesystem;
 
 fs::path baseline_source(const Problem& p, const std::string& target) {
-  return p.dir / (target == "cuda" ? "baseline.cu" : "baseline.cpp");
+  const fs::path native = p.dir / (target == "cuda" ? "baseline.cu" : "baseline.cpp");
+  std::error_code ec;
+  if (!fs::is_regular_file(native, ec) && fs::is_regular_file(p.dir / kPythonBaselineFile, ec))
+    return p.dir / kPythonBaselineFile;
+  return native;
 }
+
+bool is_python_baseline(const fs::path& source) { return source.filename() == kPythonBaselineFile; }
 
 std::vector<fs::path> baseline_kits(const Problem& p) {
   std::vector<fs::path> kits;
@@ -24,6 +30,8 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(src, dir / ("solution" + src.extension().string()));
+  // A Python baseline is one file: the kits are C++ headers, which a Python build does not take.
+  if (is_python_baseline(src)) return dir;
   // The problem's kit first: a file the deck's kit also has is then the problem's (skip_existing).
   for (const fs::path& kit : baseline_kits(p))
     fs::copy(kit, dir, fs::copy_options::recursive | fs::copy_options::skip_existing);

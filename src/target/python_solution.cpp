@@ -99,8 +99,8 @@ std::string major_minor(const std::string& version) {
   return version.substr(0, version.find('.', first + 1));
 }
 
-// The part of the key and of bridge.conf that names the interpreter: a change of any of it (a
-// different virtualenv, another torch) makes another cache entry.
+}  // namespace
+
 std::string interpreter_identity(const PythonInterpreter& p) {
   std::string s = "executable " + p.executable.string() + "\nversion " + p.version + "\nprefix " + p.prefix.string() +
                   "\nbase_prefix " + p.base_prefix.string() + "\ntorch " + p.torch_version + " cuda " + p.torch_cuda +
@@ -108,8 +108,6 @@ std::string interpreter_identity(const PythonInterpreter& p) {
   for (const auto& sp : p.site_packages) s += "site " + sp.string() + "\n";
   return s;
 }
-
-}  // namespace
 
 const PythonInterpreter& probe_python(const fs::path& executable) {
   static std::mutex mutex;

@@ -41,6 +41,11 @@ std::filesystem::path configured_python();
 // The probe of `executable` (cached per process; thread-safe).
 const PythonInterpreter& probe_python(const std::filesystem::path& executable);
 
+// The part of a cache key and of bridge.conf that names the interpreter: a change of any of it (a
+// different virtualenv, another torch or triton) makes another build cache entry, and another
+// baseline cache entry for a Python baseline (eval/baseline_cache.h).
+std::string interpreter_identity(const PythonInterpreter& p);
+
 // kbench's Python bridge library, or empty when this kbench was built without one.
 // $KBENCH_PYTHON_BRIDGE overrides (a path); else beside an installed binary
 // (<prefix>/lib/kbench/), else the build tree's.

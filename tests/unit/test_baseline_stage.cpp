@@ -2,9 +2,11 @@
 // solution.cu with the kits' files beside it, so that the deck's shared baselines
 // (problems/kit/v3/cublas_sgemm_baseline.cuh, problems/kit/cudnn_softmax_baseline.cuh) are found by
 // the baselines that include them; the problem's own kit wins a name both kits use; and a change to
-// the deck's kit changes the baseline cache's key (a stale record would otherwise be served).
+// the deck's kit changes the baseline cache's key (a stale record would otherwise be served); and a
+// Python baseline (baseline.py) is staged alone and keyed on the interpreter.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -66,6 +68,41 @@ TEST(BaselineStage, TheProblemsKitWinsAndTheDeckKitIsInTheCacheKey) {
   const std::string before = baseline_cache_key(p, "cuda", "gpu", "1.0", {});
   std::ofstream(deck.path() / "kit" / "v3" / "cublas_sgemm_baseline.cuh", std::ios::app) << "// changed\n";
   EXPECT_NE(baseline_cache_key(p, "cuda", "gpu", "1.0", {}), before) << "a deck kit change must miss the cache";
+}
+
+// baseline.py (PyTorch, where the library is reached only from Python): the source for every target
+// without a native baseline, staged alone as solution.py (the kits are C++ headers), and keyed in
+// the cache on the interpreter too: another Python (KBENCH_PYTHON) is another baseline.
+TEST(BaselineStage, APythonBaselineIsStagedAloneAndKeyedOnTheInterpreter) {
+  TempDir deck("baseline-stage-py-deck"), work("baseline-stage-py-work");
+  const fs::path problem = deck.path() / "softmax";
+  fs::create_directories(problem);
+  for (const char* f : {"problem.toml", "prompt.md", "baseline.cu"}) fs::copy_file(kProblems / "softmax" / f, problem / f);
+  fs::copy(kProblems / "kit", deck.path() / "kit", fs::copy_options::recursive);
+  std::ofstream(problem / "baseline.py") << "def setup(problem):\n    return None\n";
+  const Problem p = load_problem(problem);
+  // The native source wins where there is one: cuda keeps baseline.cu, host takes baseline.py.
+  EXPECT_EQ(baseline_source(p, "cuda").filename(), "baseline.cu");
+  EXPECT_EQ(baseline_source(p, "host").filename(), "baseline.py");
+  EXPECT_TRUE(is_python_baseline(baseline_source(p, "host")));
+  EXPECT_FALSE(is_python_baseline(baseline_source(p, "cuda")));
+  const auto dir = stage_baseline(p, "host", work.path());
+  ASSERT_TRUE(dir.has_value());
+  EXPECT_EQ(read_file(*dir / "solution.py"), read_file(problem / "baseline.py"));
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(*dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u) << "a Python baseline is staged without the C++ kits";
+
+  const char* was = std::getenv("KBENCH_PYTHON");
+  const std::string saved = was ? was : "";
+  setenv("KBENCH_PYTHON", (deck.path() / "python-a").c_str(), 1);
+  const std::string a = baseline_cache_key(p, "host", "cpu", "1.0", {});
+  const std::string cuda_a = baseline_cache_key(p, "cuda", "gpu", "1.0", {});
+  setenv("KBENCH_PYTHON", (deck.path() / "python-b").c_str(), 1);
+  EXPECT_NE(baseline_cache_key(p, "host", "cpu", "1.0", {}), a) << "another interpreter must miss the cache";
+  EXPECT_EQ(baseline_cache_key(p, "cuda", "gpu", "1.0", {}), cuda_a) << "a native baseline does not depend on Python";
+  if (was) setenv("KBENCH_PYTHON", saved.c_str(), 1);
+  else unsetenv("KBENCH_PYTHON");
 }
 
 }  // namespace
