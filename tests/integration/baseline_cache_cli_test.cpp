@@ -181,7 +181,7 @@ TEST_F(BaselineCacheCli, APythonBaselineIsJudgedAsAPythonSolutionAndNamedByShow)
   fs::remove(problem_dir() / "baseline.cpp");
   fs::copy_file(kSoftmax / "solutions" / "python-torch" / "solution.py", problem_dir() / "baseline.py");
   const kb::CommandResult shown = kbench({"show", problem_dir().string()});
-  EXPECT_NE(shown.output.find("baseline (host: baseline.py)"), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("baseline (host: baseline.py, cuda: baseline.py)"), std::string::npos) << shown.output;
 
   const Run first = eval("python-first");
   ASSERT_EQ(first.r.exit_code, 0) << first.r.output;
