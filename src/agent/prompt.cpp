@@ -156,7 +156,26 @@ std::string render_prompt(const Problem& p, const PromptContext& c) {
     throw SpecError(file.string() + ": missing: every problem needs a prompt.md (the agent's task, see docs/agent-runs.md)");
   std::stringstream ss;
   ss << in.rdbuf();
-  return render_template(ss.str(), prompt_variables(p, c), file.string());
+  std::string text = render_template(ss.str(), prompt_variables(p, c), file.string());
+  if (c.python) text += python_prompt_section(p, c.target);
+  return text;
+}
+
+std::string python_prompt_section(const Problem& p, const std::string& target) {
+  const bool cuda = target == "cuda";
+  const std::string native = cuda ? "solution.cu" : "solution.cpp";
+  std::string forbidden;
+  for (const auto& f : p.forbidden_torch) forbidden += (forbidden.empty() ? "`" : "`, `") + f;
+  if (!forbidden.empty()) forbidden += "`";
+  return fmt::format(
+      "\n**Or in Python.** Python is accepted too: {0}. Rename `starter.py` to `solution.py`, delete `{1}` (when "
+      "both are there, `{1}` is the one judged), and implement `setup`, `run` and `teardown` (README.md, \"Or in "
+      "Python\"). It is judged exactly as C++ is: the same shapes, seeds, tolerances, timing and score, and "
+      "`./kbench check` takes it as it is. A static scan of the folder's `.py` files refuses {2}threads, processes, "
+      "timers, file access, monkey-patching, and imports beyond torch, triton and the standard library's "
+      "pure-computation modules.\n",
+      cuda ? "PyTorch with your own Triton kernels, compiled in `setup`" : "PyTorch on the CPU", native,
+      forbidden.empty() ? "" : "the torch operations that would do the work for you (" + forbidden + "), ");
 }
 
 }  // namespace kb

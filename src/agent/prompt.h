@@ -16,6 +16,9 @@ struct PromptContext {
   std::string target;                 // "host" or "cuda"
   std::string device;                 // the device's description ("NVIDIA H100 80GB HBM3", a CPU model)
   std::chrono::milliseconds budget{0};
+  // Whether Python solutions (PyTorch, Triton) are judged on this target here: the prompt then
+  // says so, after the problem's own text (agent/workspace.h writes the Python starter).
+  bool python = false;
 };
 
 // Every variable a prompt may use, by name (docs/agent-runs.md lists them).
@@ -27,6 +30,11 @@ std::string render_template(std::string_view text, const std::map<std::string, s
 
 // problems/<id>/prompt.md rendered. SpecError when the file is missing or a variable is unknown.
 std::string render_prompt(const Problem& p, const PromptContext& c);
+
+// The paragraph render_prompt adds where Python solutions are offered (PromptContext::python): that
+// solution.py is accepted, how to start it, and what its static scan refuses (the problem's
+// forbidden torch operations by name).
+std::string python_prompt_section(const Problem& p, const std::string& target);
 
 // Human text of one output's tolerance, as the judge applies it (eval/judge.cpp).
 std::string describe_tolerance_for_prompt(const TensorSpec& output);

@@ -13,6 +13,7 @@
 #include "core/subprocess.h"
 #include "target/ceilings.h"
 #include "target/compile.h"
+#include "target/python_solution.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -50,9 +51,11 @@ void make_empty_dir(const fs::path& dir, const char* what) {
   fs::create_directories(dir);
 }
 
+// The C++ files of a solution, and .py: a Python solution's modules (docs/python-solutions.md).
 std::vector<std::string> solution_extensions(const std::string& target) {
   std::vector<std::string> e = {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".inl", ".inc"};
   if (target == "cuda") e.insert(e.end(), {".cu", ".cuh"});
+  e.push_back(".py");
   return e;
 }
 
@@ -132,7 +135,122 @@ extern "C" void kb_teardown(void* state) {{ (void)state; }}
                      cuda ? "\n// All device work goes on (cudaStream_t)c->stream; the call is done when that stream is." : "");
 }
 
-std::string interface_readme(const Problem& p, const std::string& target) {
+std::string python_starter(const Problem& p, const std::string& target) {
+  const bool cuda = target == "cuda";
+  std::string description = p.description;
+  while (!description.empty() && description.back() == '\n') description.pop_back();
+  std::string desc;
+  for (size_t start = 0; start <= description.size();) {
+    size_t end = description.find('\n', start);
+    if (end == std::string::npos) end = description.size();
+    desc += "    " + description.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  auto shape = [](const TensorSpec& t) {
+    std::string d;
+    for (const auto& e : t.shape) d += (d.empty() ? "" : ", ") + e.text();
+    return "[" + d + "]";
+  };
+  std::string tensors;
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    tensors += fmt::format("    inputs[{}]          {} {} {} (read-only)\n", i, p.inputs[i].name, name(p.inputs[i].dtype),
+                           shape(p.inputs[i]));
+  for (size_t i = 0; i < p.weights.size(); ++i)
+    tensors += fmt::format("    problem.weights[{}] {} {} {} (read-only)\n", i, p.weights[i].name, name(p.weights[i].dtype),
+                           shape(p.weights[i]));
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    tensors += fmt::format("    outputs[{}]         {} {} {} (write every element, in place)\n", i, p.outputs[i].name,
+                           name(p.outputs[i].dtype), shape(p.outputs[i]));
+  std::string dims;
+  for (const auto& d : p.dims) dims += (dims.empty() ? "" : ", ") + fmt::format("\"{}\"", d);
+  std::string forbidden;
+  for (const auto& f : p.forbidden_torch) forbidden += (forbidden.empty() ? "" : ", ") + f;
+  return fmt::format(R"PY("""{0} for the {1} target, in Python: the starter of a Python solution.
+
+To submit Python instead of C++, rename this file to solution.py and delete {2}: when both
+are at the top of the folder, {2} is the one judged. README.md describes the interface.
+
+Implement:
+{3}
+problem.dims holds {4}; problem.device is "{5}", where every tensor lives.
+Tensors (torch tensors aliasing kbench's own buffers, dense and row-major):
+{6}
+{7}Until setup is implemented it raises, so `./kbench check` fails with setup_error.
+"""
+import torch
+{8}
+
+def setup(problem):
+    # Once per shape, untimed: read problem.dims, allocate scratch, prepare weights{9}.
+    raise NotImplementedError("setup is not implemented yet")
+
+
+def run(state, inputs, outputs):
+    # Timed: write every element of every output tensor in place (out=..., .copy_(), a kernel's
+    # stores): rebinding outputs[i] or returning a tensor writes nothing.{10}
+    raise NotImplementedError("run is not implemented yet")
+
+
+def teardown(state):
+    # Once per shape: release what setup made (optional).
+    pass
+)PY",
+                     p.name, target, cuda ? "solution.cu" : "solution.cpp", desc, dims, cuda ? "cuda" : "cpu", tensors,
+                     forbidden.empty() ? ""
+                                       : "The work must be your own: these torch operations are refused in every spelling\n"
+                                         "(the static scan reads this folder's .py files): " +
+                                             forbidden + ".\n",
+                     cuda ? "import triton\nimport triton.language as tl\n" : "",
+                     cuda ? ", and compile every Triton kernel by launching it once\n    # here on scratch tensors of "
+                            "this shape (a first compilation inside run is killed)"
+                          : "",
+                     cuda ? "\n    # Launch on torch's current stream (kbench's stream during this call)." : "");
+}
+
+namespace {
+
+// The README's section on Python solutions (docs/python-solutions.md, in short), where they are offered.
+std::string python_readme(const Problem& p, const std::string& target) {
+  const bool cuda = target == "cuda";
+  const std::string native = cuda ? "solution.cu" : "solution.cpp";
+  std::string forbidden;
+  for (const auto& f : p.forbidden_torch) forbidden += (forbidden.empty() ? "`" : "`, `") + f;
+  if (!forbidden.empty()) forbidden += "`";
+  return fmt::format(R"(
+## Or in Python ({0})
+
+This machine also judges a Python solution: `solution.py` (start from `starter.py`, which has the
+tensors of this problem), defining
+
+```python
+def setup(problem):               # once per shape, untimed; returns the state
+def run(state, inputs, outputs):  # timed
+def teardown(state):              # optional; once per shape
+```
+
+- `problem.dims` is a dict of the dimensions, `problem.weights` a list of torch tensors
+  (read-only), `problem.device` is `"{1}"`.
+- `inputs` and `outputs` are lists of torch tensors that alias kbench's own buffers (dense,
+  row-major). Write every element of every output *in place* (`out=`, `.copy_()`, a kernel's
+  stores): rebinding `outputs[i]` or returning a tensor writes nothing.{2}
+- Other `.py` files at the top of this folder are modules your solution may import.
+- Judged exactly as C++ is (the same checks, timing and score). A static scan of the `.py` files
+  first refuses {3}threads, processes, timers, file access, monkey-patching, and imports other
+  than torch, triton and the standard library's pure-computation modules.
+- When `solution.py` and `{4}` are both here, `{4}` is the one judged: delete it to submit Python.
+)",
+                     cuda ? "PyTorch and Triton" : "PyTorch on the CPU", cuda ? "cuda" : "cpu",
+                     cuda ? "\n- `run` is called with kbench's stream as torch's current stream: launch everything on it. "
+                            "Compile every Triton kernel in `setup` (one launch per configuration on scratch tensors of "
+                            "the shape): a first compilation inside `run` is killed."
+                          : "",
+                     forbidden.empty() ? "" : "the torch operations that would do the work for you (" + forbidden + "), ",
+                     native);
+}
+
+}  // namespace
+
+std::string interface_readme(const Problem& p, const std::string& target, bool python) {
   const bool cuda = target == "cuda";
   const std::string src = cuda ? "solution.cu" : "solution.cpp";
   std::string exts;
@@ -184,7 +302,8 @@ of those files; what `./kbench check` printed here is not used.
                      cuda ? "All device work is enqueued on `c->stream` and is finished when that stream is; only kernels "
                             "built from your own sources run."
                           : "Only code built from your own sources runs.",
-                     cuda ? "" : " (OpenMP is allowed)");
+                     cuda ? "" : " (OpenMP is allowed)") +
+         (python ? python_readme(p, target) : std::string());
 }
 
 std::string wrapper_script(const Problem& p, const std::string& target, const fs::path& kbench_binary,
@@ -242,11 +361,22 @@ Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
   }
 
   // The workspace.
-  w.prompt = render_prompt(p, PromptContext{o.target, o.device, o.budget});
+  // Python solutions are offered where they run (target/python_solution.h), unless told.
+  bool python = false;
+  if (o.python) {
+    python = *o.python;
+  } else if (const auto why = python_unavailable_reason(o.target)) {
+    w.notes.push_back("Python solutions are not offered: " + *why);
+  } else {
+    python = true;
+  }
+  w.python = python;
+  w.prompt = render_prompt(p, PromptContext{o.target, o.device, o.budget, python});
   w.prompt_file = w.dir / "prompt.md";
   write_text(w.prompt_file, w.prompt);
-  write_text(w.dir / "README.md", interface_readme(p, o.target));
+  write_text(w.dir / "README.md", interface_readme(p, o.target, python));
   write_text(w.dir / (o.target == "cuda" ? "solution.cu" : "solution.cpp"), starter_solution(p, o.target));
+  if (python) write_text(w.dir / "starter.py", python_starter(p, o.target));
   // Under include/, because ./kbench (the wrapper) takes the name kbench at the top.
   fs::create_directories(w.dir / "include" / "kbench");
   for (const auto& e : fs::directory_iterator(include / "kbench"))
@@ -256,6 +386,12 @@ Workspace prepare_workspace(const Problem& p, const WorkspaceOptions& o) {
   w.wrapper = w.dir / "kbench";
   write_text(w.wrapper, wrapper_script(p, o.target, o.kbench_binary, w.private_dir, w.dir, runtime_library_path()), kExecutable);
   w.read_only = {o.kbench_binary, w.private_dir};
+  if (python) {
+    // ./kbench judges a Python solution with kbench's bridge library and the interpreter, torch
+    // and Triton, wherever they live outside the folders every sandbox shows.
+    if (const fs::path bridge = python_bridge_library(); !bridge.empty()) w.read_only.push_back(bridge);
+    for (const auto& f : python_interpreter_folders(configured_python())) w.read_only.push_back(f);
+  }
   return w;
 }
 

@@ -1,7 +1,8 @@
 // An agent's workspace: the folder it works in, and the private folder next to it that kbench's
 // own ./kbench wrapper reads. `kbench prepare` and `kbench run` make both.
 //
-// The workspace holds prompt.md (the task), README.md (the interface), the starter solution,
+// The workspace holds prompt.md (the task), README.md (the interface), the starter solution (and,
+// where Python solutions run, starter.py: docs/python-solutions.md),
 // include/kbench/solution.h and include/dlpack/dlpack.h (so the agent can compile on its own), and ./kbench, a
 // script that runs the real kbench binary's `check` or `bench` on exactly this problem and this
 // folder. The private folder holds what that binary needs and nothing more: this problem's
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ struct WorkspaceOptions {
   std::filesystem::path kbench_binary;  // absolute path written into ./kbench
   std::filesystem::path hardware_dir;   // datasheets; on cuda the one matching `device` is copied
   std::chrono::milliseconds budget{std::chrono::minutes(45)};  // for the prompt
+  // Whether to offer Python solutions (starter.py, the prompt's and README's Python sections):
+  // unset, where they run on the target here (target/python_solution.h).
+  std::optional<bool> python;
 };
 
 struct Workspace {
@@ -38,6 +43,7 @@ struct Workspace {
   // What a sandbox must bind read-only for ./kbench to work: the binary and the private folder.
   std::vector<std::filesystem::path> read_only;
   std::vector<std::string> notes;      // things the user should know (no datasheet matched, ...)
+  bool python = false;                 // Python solutions offered (starter.py written)
 };
 
 // Makes the workspace and the private folder. Throws std::invalid_argument for a bad folder
@@ -45,7 +51,8 @@ struct Workspace {
 Workspace prepare_workspace(const Problem& problem, const WorkspaceOptions& options);
 
 // The solution in a workspace: regular files at its top level that are sources or headers of the
-// target (.cpp .cc .cxx .h .hpp .hh .inl .inc, and .cu .cuh on cuda) plus solution.toml. Symlinks
+// target (.cpp .cc .cxx .h .hpp .hh .inl .inc, and .cu .cuh on cuda), Python modules (.py) and
+// solution.toml. Symlinks
 // and subfolders are not part of it. Sorted.
 std::vector<std::filesystem::path> solution_files(const std::filesystem::path& workspace, const std::string& target);
 
@@ -68,7 +75,9 @@ std::vector<std::string> copy_solution(const std::filesystem::path& workspace, c
 
 // The pieces, exposed for tests.
 std::string starter_solution(const Problem& p, const std::string& target);
-std::string interface_readme(const Problem& p, const std::string& target);
+// starter.py: the Python starter, written where Python solutions are offered.
+std::string python_starter(const Problem& p, const std::string& target);
+std::string interface_readme(const Problem& p, const std::string& target, bool python = false);
 // library_path: folders of kbench's own shared libraries put on LD_LIBRARY_PATH (core/bwrap.h's
 // runtime_library_path()), empty when they are all in the system folders.
 std::string wrapper_script(const Problem& p, const std::string& target, const std::filesystem::path& kbench_binary,

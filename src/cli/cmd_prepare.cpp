@@ -75,11 +75,12 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
     return kExitPass;
   }
   std::cout << fmt::format("workspace  {}\n  prompt.md        the task ({} target, {})\n  README.md        the interface\n"
-                           "  {}     the starter solution (fails until implemented)\n"
+                           "  {}     the starter solution (fails until implemented)\n{}"
                            "  include/         the interface headers (kbench/solution.h, dlpack/dlpack.h)\n"
                            "  ./kbench         `./kbench check` and `./kbench bench` on this folder\n"
                            "private    {} (kbench's copy of the problem; the agent does not need it)\n",
                            w.dir.string(), o.target, o.device, o.target == "cuda" ? "solution.cu " : "solution.cpp",
+                           w.python ? "  starter.py       the Python starter (renamed solution.py, it replaces the C++ one)\n" : "",
                            w.private_dir.string());
   for (const auto& n : w.notes) std::cout << "note: " << n << "\n";
   std::cout << "This workspace is not sandboxed: `kbench run` runs an agent in a sandbox with a budget (docs/agent-runs.md).\n";

@@ -255,6 +255,11 @@ std::vector<fs::path> python_sandbox_folders(const fs::path& library) {
   fs::path executable;
   for (std::string line; std::getline(in, line);)
     if (line.rfind("interpreter=", 0) == 0) executable = line.substr(std::string("interpreter=").size());
+  return python_interpreter_folders(executable);
+}
+
+std::vector<fs::path> python_interpreter_folders(const fs::path& executable) {
+  if (executable.empty()) return {};
   const PythonInterpreter& p = probe_python(executable);
   std::vector<fs::path> candidates = {p.prefix, p.base_prefix, executable.parent_path()};
   candidates.insert(candidates.end(), p.site_packages.begin(), p.site_packages.end());

@@ -79,4 +79,9 @@ inline constexpr double kPythonSetupAllowanceSeconds = 120.0;
 // outside the system folders every sandbox shows. Empty for a C++ build.
 std::vector<std::filesystem::path> python_sandbox_folders(const std::filesystem::path& library);
 
+// The same for the interpreter `executable` itself (its prefix, base prefix, site-packages and
+// its own folder, those outside the system folders every sandbox shows): what an agent's sandbox
+// binds read-only so that its ./kbench can judge a Python solution.
+std::vector<std::filesystem::path> python_interpreter_folders(const std::filesystem::path& executable);
+
 }  // namespace kb

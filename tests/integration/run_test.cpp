@@ -3,11 +3,14 @@
 // sandbox.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/sandbox.h"
 #include "agent/transcript.h"
 #include "target/ceilings.h"
+#include "target/python_solution.h"
 #include "agent_test_util.h"
 #include "core/subprocess.h"
 #include "store/run_index.h"
@@ -93,6 +96,38 @@ TEST(Run, FakeAgentSolvesTheProblemInTheSandbox) {
   EXPECT_NE(kbtest::slurp(run / "eval.log").find("verdict PASS"), std::string::npos);
   for (const auto& e : fs::directory_iterator(run))
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "temporary file left: " << e.path();
+  fs::remove_all(root);
+}
+
+// Where Python solutions run, an agent may answer in Python: the prompt offers it, the workspace's
+// ./kbench judges solution.py inside the sandbox (kbench's bridge and the interpreter bound in),
+// and the run collects and judges it outside.
+TEST(Run, AnAgentThatAnswersInPythonIsJudgedOnItsSolutionPy) {
+  if (!sandbox_ok()) GTEST_SKIP() << probe_sandbox().error;
+  if (const auto why = python_unavailable_reason("host")) {
+    if (std::getenv("CI")) FAIL() << "Python solutions unavailable in CI: " << *why;
+    GTEST_SKIP() << "Python solutions unavailable here: " << *why;
+  }
+  const fs::path root = kbtest::scratch("run-solve-python");
+  const fs::path kit = root / "kit";
+  fs::create_directories(kit);
+  fs::copy_file(kSource / "tests/fixtures/fake-agent-solve-python.sh", kit / "fake-agent-solve-python.sh");
+  fs::copy_file(kSource / "problems/softmax/solutions/python-torch/solution.py", kit / "solution.py");
+  auto r = kbench({"run", "--agent", "generic", "--model", "scripted", "--problem", "softmax", "--target", "host", "--budget",
+                   "3m", "--runs-dir", (root / "runs").string(), "--ro-bind", kit.string(), "--command",
+                   "sh " + (kit / "fake-agent-solve-python.sh").string() + " " + kit.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path run = only_run(root / "runs");
+  const std::string out = kbtest::slurp(run / "transcript/stdout.log");
+  EXPECT_NE(out.find("verdict PASS"), std::string::npos) << out;
+  EXPECT_NE(out.find("fake agent: the Python solution passed, done"), std::string::npos) << out;
+  EXPECT_EQ(kbtest::slurp(run / "solution/solution.py"), kbtest::slurp(kit / "solution.py"));
+  EXPECT_FALSE(fs::exists(run / "solution/solution.cpp"));
+  const json result = read_json(run / "result.json");
+  EXPECT_EQ(result["verdict"], "pass") << result.dump(2);
+  EXPECT_NE(result["build"]["command"].get<std::string>().find("Python solution"), std::string::npos)
+      << result["build"].dump(2);
+  EXPECT_EQ(read_json(run / "run.json")["verdict"]["verdict"], "pass");
   fs::remove_all(root);
 }
 

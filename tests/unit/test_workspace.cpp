@@ -30,7 +30,8 @@ struct Prepared {
   Workspace w;
 };
 
-Prepared prepare(const std::string& name, const std::string& target = "host") {
+// Python solutions are not offered unless `python` says so, whatever this machine has.
+Prepared prepare(const std::string& name, const std::string& target = "host", bool python = false) {
   Prepared r;
   r.root = temp_dir(name);
   WorkspaceOptions o;
@@ -40,6 +41,7 @@ Prepared prepare(const std::string& name, const std::string& target = "host") {
   o.device = "Test device";
   o.kbench_binary = fs::read_symlink("/proc/self/exe");  // any absolute file will do here
   o.hardware_dir = fs::path(source_dir()) / "hardware";
+  o.python = python;
   r.w = prepare_workspace(load_problem(fs::path(source_dir()) / "problems/softmax"), o);
   return r;
 }
@@ -85,6 +87,37 @@ TEST(Workspace, StarterCompilesAndSaysWhatToImplement) {
                        std::chrono::minutes(1));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   fs::remove_all(root);
+}
+
+// Where Python solutions are offered: starter.py (valid Python, naming the tensors and the
+// forbidden torch operations, failing until implemented), the README's and the prompt's Python
+// sections; where not, none of them. A solution.py is part of the solution either way.
+TEST(Workspace, OffersAPythonStarterOnlyWhereToldPythonRuns) {
+  auto [root, w] = prepare("ws-python", "host", true);
+  ASSERT_TRUE(w.python);
+  const std::string starter = slurp(w.dir / "starter.py");
+  for (const char* s : {"def setup(problem):", "def run(state, inputs, outputs):", "def teardown(state):",
+                        "inputs[0]          x f32 [batch, vocab]", "outputs[0]         y f32 [batch, vocab]",
+                        "log_softmax", "raise NotImplementedError", "delete solution.cpp"})
+    EXPECT_NE(starter.find(s), std::string::npos) << s << "\n" << starter;
+  auto r = run_command({"python3", "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", (w.dir / "starter.py").string()},
+                       std::chrono::minutes(1));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(slurp(w.dir / "README.md").find("## Or in Python (PyTorch on the CPU)"), std::string::npos);
+  EXPECT_NE(w.prompt.find("**Or in Python.**"), std::string::npos);
+  EXPECT_NE(w.prompt.find("`gumbel_softmax`"), std::string::npos) << "the forbidden torch operations are named";
+  fs::rename(w.dir / "starter.py", w.dir / "solution.py");
+  std::vector<std::string> names;
+  for (const auto& f : solution_files(w.dir, "host")) names.push_back(f.filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"solution.cpp", "solution.py"}));
+  fs::remove_all(root);
+
+  auto [root2, without] = prepare("ws-no-python", "cuda", false);
+  EXPECT_FALSE(without.python);
+  EXPECT_FALSE(fs::exists(without.dir / "starter.py"));
+  EXPECT_EQ(slurp(without.dir / "README.md").find("Or in Python"), std::string::npos);
+  EXPECT_EQ(without.prompt.find("Or in Python"), std::string::npos);
+  fs::remove_all(root2);
 }
 
 TEST(Workspace, RefusesANonEmptyFolderAndAPrivateFolderInsideIt) {
