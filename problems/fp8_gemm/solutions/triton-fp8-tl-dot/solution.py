@@ -8,7 +8,7 @@ slices: it loads the x slice (BLOCK_M, 128) and the w slice as a (128, BLOCK_N) 
 i.e. K-major, the only operand layout Hopper's FP8 wgmma takes), and multiplies them with tl.dot on
 float8e4nv operands, which Triton lowers to wgmma.mma_async ... .f32.e4m3.e4m3 (SASS QGMMA) reading
 both operands from swizzled shared memory; the loop is software-pipelined over num_stages slices
-(cp.async). Tiles: 128 x 128 with 8 warps (two warpgroups of 64 rows) for the large shapes; 64 x 64
+(cp.async). Tiles: 128 x 128 with 8 warps (two warpgroups) for the large shapes; 64 x 64
 with 4 warps and a deeper pipeline for the skinny M = 32 shape, which is bound by streaming w (128
 programs, one per SM, each reading 64 rows of w).
 
