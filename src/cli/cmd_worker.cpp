@@ -12,6 +12,7 @@ void register_worker_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--problem-dir", args->problem_dir)->required();
   cmd->add_option("--library", args->library)->required();
   cmd->add_option("--shape", args->shape)->required();
+  cmd->add_option("--jit-cache", args->jit_cache);
   cmd->callback([args, &exit_code] { exit_code = worker_main(*args); });
 }
 

@@ -31,6 +31,7 @@
 #include "eval/expected.h"
 #include "eval/forbidden_kernels.h"
 #include "eval/gpu_work.h"
+#include "eval/jit_kernels.h"
 #include "protocol/messages.h"
 #include "protocol/perturbation.h"
 #include "protocol/recheck_reservoir.h"
@@ -218,6 +219,15 @@ class ShapeRun {
     r_.flops = p.flops.eval(vars);
     r_.bytes = p.bytes.eval(vars);
     args_ = WorkerArgs{target, p.dir, library, index};
+    // A Python solution on cuda compiles its kernels into a JIT cache kbench reads after setup
+    // (eval/jit_kernels.h): one per shape, emptied now, so that nothing compiled before this
+    // evaluation, by this solution or another, counts as its own.
+    if (target == "cuda" && is_python_build(library)) {
+      args_.jit_cache = o.work_dir / fmt::format("jit-cache-shape{}", index);
+      std::error_code ec;
+      fs::remove_all(args_.jit_cache, ec);
+      fs::create_directories(args_.jit_cache);
+    }
     const auto known = o.expected_seconds.find(index);
     limits_ = o.call_timeout.count() > 0
                   ? fixed_call_timeout(o.call_timeout)
@@ -325,6 +335,7 @@ class ShapeRun {
                                 "of {} (--memory-limit raises it)",
                                 rc, byte_size_text(caps_.memory_bytes)));
       if (rc != 0) return fail(Reason::setup_error, fmt::format("kb_setup returned {}", rc));
+      if (!args_.jit_cache.empty() && o_.integrity && !python_provenance()) return false;
       if (hooks_.after_setup) hooks_.after_setup();
       if (o_.check && !check(w, std::move(first_case))) return false;
       if (o_.bench && !bench(w, target, *ceilings)) return false;
@@ -510,6 +521,26 @@ class ShapeRun {
 
   // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
   // and judged for provenance, streams and persisting L2 when integrity checks apply.
+  // A Python solution's own kernels, from the JIT cache its setup compiled into (eval/jit_kernels.h):
+  // what kernel provenance compares the kernels that run with, and whose machine code must hold
+  // the problem's required instruction classes. False (the shape failed) on a missing class; when
+  // the cubins cannot be read, provenance by name is off for the shape, as for a C++ library
+  // whose SASS cannot be read.
+  bool python_provenance() {
+    JitKernels jit = jit_kernels(args_.jit_cache, o_.isolate);
+    say(fmt::format("provenance: {} kernel{} compiled by the solution's Triton code ({} cubin{}){}", jit.names.size(),
+                    jit.names.size() == 1 ? "" : "s", jit.cubins, jit.cubins == 1 ? "" : "s",
+                    jit.note.empty() ? "" : ": " + jit.note));
+    if (!jit.available) return true;
+    jit_kernels_ = std::move(jit.names);
+    library_kernels_ = &jit_kernels_;
+    // The problem's required instruction classes in the machine code Triton compiled (fails
+    // closed without a disassembler, as for a C++ library).
+    if (jit.cubins > 0)
+      if (auto v = check_required_instructions(p_.required_instructions, "", jit.sass)) return fail(std::move(*v));
+    return true;
+  }
+
   std::optional<Finding> checked_gpu_work(const json& gpu_work) {
     if (!o_.integrity || gpu_work.is_null()) return std::nullopt;
     r_.gpu_work = gpu_work;
@@ -876,6 +907,7 @@ class ShapeRun {
   std::exception_ptr early_failure_;             // why it did not start
   // The kernels the solution's library defines (provenance); null when they could not be listed.
   const std::set<std::string>* library_kernels_ = nullptr;
+  std::set<std::string> jit_kernels_;  // a Python solution's own (python_provenance)
   uint64_t hash_key_ = 0;
   uint64_t weights_seed_ = 0;
   std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked

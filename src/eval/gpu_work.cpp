@@ -61,8 +61,9 @@ std::optional<Finding> judge_gpu_work(const nlohmann::json& work, const std::set
     if (!foreign.empty())
       return Finding{Reason::foreign_kernel,
                      fmt::format("kernels ran that the solution's own sources do not define ({}): vendor "
-                                 "libraries (cuBLAS, cuDNN, ...), kbench's references and prebuilt kernels are "
-                                 "not allowed for this problem",
+                                 "libraries (cuBLAS, cuDNN, ...), torch's own operators (a Python solution's own "
+                                 "kernels are those its Triton code compiled in setup), kbench's references and "
+                                 "prebuilt kernels are not allowed for this problem",
                                  listed(foreign))};
   }
   return std::nullopt;

@@ -40,6 +40,7 @@ WorkerProcess::WorkerProcess(StartOnly, const WorkerArgs& a, const fs::path& log
   if (isolate) layout = worker_sandbox_layout(a, &inside);
   std::vector<std::string> argv = {exe, "__worker", "--target", inside.target, "--problem-dir", inside.problem_dir.string(),
                                    "--library", inside.library.string(), "--shape", std::to_string(inside.shape)};
+  if (!inside.jit_cache.empty()) argv.insert(argv.end(), {"--jit-cache", inside.jit_cache.string()});
   std::vector<std::string> env;
   if (isolate) {
     argv = bwrap_command(layout, argv);

@@ -67,6 +67,8 @@ BwrapLayout worker_sandbox_layout(const WorkerArgs& outside, WorkerArgs* inside)
     l.read_only_at.emplace_back(python, fs::path(kSandboxLibrary).parent_path() / "python");
     for (const auto& folder : python_sandbox_folders(outside.library)) l.read_only.push_back(folder);
   }
+  // The JIT cache the parent reads (eval/jit_kernels.h): the one folder outside /tmp the worker writes.
+  if (!outside.jit_cache.empty()) l.writable.push_back(outside.jit_cache);
   l.clear_env = true;
   l.env = worker_environment();
   l.chdir = "/tmp";

@@ -14,6 +14,9 @@ struct WorkerArgs {
   std::filesystem::path problem_dir;
   std::filesystem::path library;
   size_t shape = 0;
+  // A Python solution's JIT cache (eval/jit_kernels.h): the worker points Triton's cache there
+  // (TRITON_CACHE_DIR), and the parent reads the kernels compiled into it. Empty: none.
+  std::filesystem::path jit_cache;
 };
 
 }  // namespace kb

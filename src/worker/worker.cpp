@@ -586,6 +586,9 @@ class Worker {
 
 int worker_main(const WorkerArgs& args) {
   std::unique_ptr<Worker> w;
+  // Triton's cache, where the parent reads the kernels a Python solution compiled
+  // (eval/jit_kernels.h); set before the solution's library (the bridge) starts Python.
+  if (!args.jit_cache.empty()) setenv("TRITON_CACHE_DIR", args.jit_cache.c_str(), 1);
   try {
     w = std::make_unique<Worker>(args);
     send_message(kWorkerReplyFd, ReadyReply{true, ""});

@@ -1,0 +1,56 @@
+// The kernels a Python solution's own code compiled: kernel provenance (eval/gpu_work.h) for
+// Python solutions on cuda (docs/threat-model.md, "Python solutions").
+//
+// A C++ solution's kernels are those its built library defines (eval/sass.h). A Python solution's
+// library is kbench's bridge; its kernels are compiled at run time by Triton, into Triton's cache
+// folder. kbench gives each shape's worker a cache folder of its own, emptied before the worker
+// starts and bound writable into its sandbox (TRITON_CACHE_DIR), and reads it once kb_setup has
+// returned -- every kernel must be compiled in setup, since a compilation inside kb_run is killed
+// by the system-call filter. The kernels its .cubin files define, as cuobjdump names them, are
+// the solution's own; every other kernel that runs is foreign: torch's aten operators, cuBLAS,
+// cuDNN, FlashAttention, unless the problem allows a library.
+//
+// A Triton kernel is named after its Python function, so a solution could name one after a
+// library kernel to have that library kernel accepted. Two kinds of names are therefore never
+// taken as the solution's: C++ mangled names ("_Z..."), which every templated library kernel has
+// (aten's, CUTLASS's, cuDNN's, FlashAttention's) and no Python identifier honestly needs, and the
+// unmangled names of NVIDIA's library kernels by their families' prefixes (cuBLAS's "nvjet_",
+// "sm90_xmma_", "ampere_sgemm_", "cutlass_80_"...). A solution's kernel under such a name makes
+// its own launches foreign: the message names the rule.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "eval/sass.h"
+
+namespace kb {
+
+// Whether `name` is a library's kernel name by the rules above, never a Python solution's own.
+bool looks_like_library_kernel(const std::string& name);
+
+// The functions a cubin defines (its .text.<name> sections), read from the ELF file itself with
+// every offset bounds-checked (the solution's process wrote it); nullopt when it is not a 64-bit
+// ELF file with sections.
+std::optional<std::vector<std::string>> cubin_functions(const std::filesystem::path& cubin);
+
+struct JitKernels {
+  bool available = false;           // the folder was read (its kernel names are known)
+  std::string note;                 // what was set aside or could not be read
+  std::set<std::string> names;      // the solution's own kernels
+  std::vector<std::string> refused; // names its cubins define that look like a library's
+  SassReport sass;                  // every cubin's machine code, merged (required instructions);
+                                    // not available without cuobjdump
+  size_t cubins = 0;
+};
+
+// Reads the .cubin files under `cache` (recursively): the names from each ELF file
+// (cubin_functions), the machine code with inspect_sass (in a sandbox with `sandbox`). A folder
+// that does not exist or holds no cubin is available with no kernels (a Python solution that
+// launches none of its own); a file that is not a cubin adds no name.
+JitKernels jit_kernels(const std::filesystem::path& cache, bool sandbox);
+
+}  // namespace kb
