@@ -45,6 +45,14 @@ DENIED_PATHS = {
     "triton.testing": ("timer", "do_bench and its timers"),
     "torch.ops.load_library": ("dynamic_code", "loads a shared library"),
     "torch._C": ("dynamic_attribute", "torch's C internals (dispatch by name, raw pointers)"),
+    # Kernels generated from torch operators are torch's, not the solution's own: Inductor would
+    # write Triton kernels for a forbidden operation into the cache that kernel provenance reads
+    # as the solution's (eval/jit_kernels.h).
+    "torch.compile": ("dynamic_code", "generates kernels from torch operators (Inductor): they are torch's work"),
+    "torch._dynamo": ("dynamic_code", "generates kernels from torch operators (Inductor): they are torch's work"),
+    "torch._inductor": ("dynamic_code", "generates kernels from torch operators (Inductor): they are torch's work"),
+    "torch.export": ("dynamic_code", "compiles torch programs (Inductor): their kernels are torch's work"),
+    "torch.utils.cpp_extension": ("dynamic_code", "compiles and loads native code at run time"),
 }
 
 # Attribute names that are a hit whatever object they are read from: timers (a solution that can

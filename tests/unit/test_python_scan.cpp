@@ -265,6 +265,21 @@ name = "importlib"
   EXPECT_TRUE(caught(hits, "solution.py", 6, "dynamic_attribute")) << listing(hits);
 }
 
+// Kernels Inductor generates from torch operators would land in the Triton cache that kernel
+// provenance reads as the solution's own (eval/jit_kernels.h): torch.compile and its machinery
+// are refused in every spelling, as is compiling native code at run time.
+TEST_F(PythonScan, TorchCompileAndRunTimeNativeCodeAreCaught) {
+  write("solution.py", R"py(import torch
+from torch import compile as c
+import torch._inductor.config
+fast = torch.compile(lambda x: x * 2)
+from torch.utils.cpp_extension import load_inline
+import torch._dynamo
+)py");
+  const auto hits = scan();
+  for (int l : {2, 3, 4, 5, 6}) EXPECT_TRUE(caught(hits, "solution.py", l, "dynamic_code")) << l << listing(hits);
+}
+
 TEST_F(PythonScan, DynamicAttributeAccessIsCaughtAndLiteralOnesAreChecked) {
   write("solution.py", R"py(import torch
 name = "graph"
