@@ -240,6 +240,8 @@ class ShapeRun {
   }
 
   void set_library_kernels(const std::set<std::string>* names) { library_kernels_ = names; }
+  // The machine code a Python solution's Triton code compiled for this shape (python_provenance).
+  const std::optional<SassReport>& jit_sass() const { return jit_sass_; }
   ShapeResult& result() { return r_; }
 
   // What the evaluator's loop does at two points of this shape's run: start the next shape's
@@ -535,9 +537,12 @@ class ShapeRun {
     jit_kernels_ = std::move(jit.names);
     library_kernels_ = &jit_kernels_;
     // The problem's required instruction classes in the machine code Triton compiled (fails
-    // closed without a disassembler, as for a C++ library).
-    if (jit.cubins > 0)
-      if (auto v = check_required_instructions(p_.required_instructions, "", jit.sass)) return fail(std::move(*v));
+    // closed without a disassembler, as for a C++ library); the facts go to result.json's `sass`.
+    if (jit.cubins > 0) {
+      auto v = check_required_instructions(p_.required_instructions, "", jit.sass);
+      jit_sass_ = std::move(jit.sass);
+      if (v) return fail(std::move(*v));
+    }
     return true;
   }
 
@@ -908,6 +913,7 @@ class ShapeRun {
   // The kernels the solution's library defines (provenance); null when they could not be listed.
   const std::set<std::string>* library_kernels_ = nullptr;
   std::set<std::string> jit_kernels_;  // a Python solution's own (python_provenance)
+  std::optional<SassReport> jit_sass_;   // the machine code of its cubins
   uint64_t hash_key_ = 0;
   uint64_t weights_seed_ = 0;
   std::vector<std::pair<uint64_t, bool>> check_seeds_;  // (seed, secret), in the order they are checked
@@ -1092,6 +1098,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
       }
       run->set_hooks(std::move(hooks));
       const bool passed = run->run(*target, ceilings ? &*ceilings : nullptr);
+      // A Python solution's SASS facts: its first judged shape's cubins (the bridge has none).
+      if (!r.sass && run->jit_sass()) r.sass = run->jit_sass();
       if (!passed && !first_failure.failed())
         first_failure = result.finding.located(fmt::format("shape {} ({}): ", i, result.label));
       r.shapes.push_back(result);
