@@ -30,8 +30,19 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::copy_file(src, dir / ("solution" + src.extension().string()));
-  // A Python baseline is one file: the kits are C++ headers, which a Python build does not take.
-  if (is_python_baseline(src)) return dir;
+  // A Python baseline takes the kits' Python modules (its shared code: problems/kit/torch_baselines.py),
+  // the problem's first; their C++ headers are no part of a Python build.
+  if (is_python_baseline(src)) {
+    for (const fs::path& kit : baseline_kits(p))
+      for (auto it = fs::recursive_directory_iterator(kit); it != fs::recursive_directory_iterator(); ++it) {
+        if (!it->is_regular_file() || it->path().extension() != ".py") continue;
+        const fs::path to = dir / fs::relative(it->path(), kit);
+        if (fs::exists(to)) continue;
+        fs::create_directories(to.parent_path());
+        fs::copy_file(it->path(), to);
+      }
+    return dir;
+  }
   // The problem's kit first: a file the deck's kit also has is then the problem's (skip_existing).
   for (const fs::path& kit : baseline_kits(p))
     fs::copy(kit, dir, fs::copy_options::recursive | fs::copy_options::skip_existing);

@@ -40,8 +40,8 @@ bool is_python_baseline(const std::filesystem::path& source);
 std::vector<std::filesystem::path> baseline_kits(const Problem& p);
 
 // The baseline staged in `work_dir`/baseline-source (emptied first): its source as solution.cu (or
-// .cpp) and the files of baseline_kits(p) under their paths relative to their kit; baseline.py
-// alone, as solution.py. nullopt when the problem has no baseline for the target.
+// .cpp) and the files of baseline_kits(p) under their paths relative to their kit; baseline.py as
+// solution.py with the kits' .py files only. nullopt when the problem has no baseline for the target.
 std::optional<std::filesystem::path> stage_baseline(const Problem& p, const std::string& target,
                                                     const std::filesystem::path& work_dir);
 

@@ -994,6 +994,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (o.integrity) {
       PythonScanOptions python;
       python.forbidden_torch = p.forbidden_torch;
+      python.kit_modules = python_kit_modules(solution_dir);
       python.sandbox = o.isolate;
       if (Finding f = scan_sources(solution_dir, p.forbidden, python); f.failed()) return finish(std::move(f));
     }

@@ -89,6 +89,7 @@ std::vector<ScanHit> python_scan(const fs::path& dir, const PythonScanOptions& o
   // escapes in the solution's strings) would mix into the JSON on the shared output.
   std::vector<std::string> argv = {python.string(), "-I", "-B", "-S", "-W", "ignore", "-c", python_scan_script(),
                                    folder.string()};
+  for (const auto& m : o.kit_modules) argv.push_back("--module=" + m);
   argv.insert(argv.end(), o.forbidden_torch.begin(), o.forbidden_torch.end());
   const CommandResult r = o.sandbox ? run_sandboxed(argv, python, folder, o.timeout) : run_command(argv, o.timeout);
   const std::string who = fmt::format("the Python scan ({} -I -B -S, python_scan.py)", python.string());

@@ -25,6 +25,9 @@ struct PythonScanOptions {
   // The problem's policy.forbidden_torch: torch function names ("topk", "softmax") refused in every
   // form, as an attribute of anything (x.topk, torch.Tensor.topk, tl.topk) or a string naming it.
   std::vector<std::string> forbidden_torch;
+  // Modules of the deck's kits the build puts beside a deck solution (target/python_solution.h,
+  // python_kit_modules): imported as the solution's own. Empty for an agent's solution.
+  std::vector<std::string> kit_modules;
   // The interpreter that parses; empty: python3 looked up on PATH.
   std::filesystem::path python;
   // Run it in the build sandbox (core/bwrap.h); false only where kbench runs with --no-sandbox.

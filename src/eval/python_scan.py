@@ -6,7 +6,7 @@
 # the system python3 in isolated mode (-I -B -S) inside the build sandbox (no network, a read-only
 # view), embedded in the kbench binary and passed with -c so that nothing on disk can stand in for it.
 #
-# Usage: python3 -I -B -S -c <this script> <solution folder> [<forbidden torch name>...]
+# Usage: python3 -I -B -S -c <this script> <solution folder> [--module=<kit module>...] [<forbidden torch name>...]
 # Output: one JSON object on stdout. Exit 0 with {"hits": [{file, line, rule, detail, excerpt}...]}
 # when every file parsed; exit 3 with {"refusal": "..."} when one did not (a syntax error names
 # file:line). Any other outcome is a refusal on kbench's side too: the scan fails closed.
@@ -466,8 +466,11 @@ def main():
     if len(sys.argv) < 2:
         refuse("usage: python_scan <solution folder> [forbidden torch names...]")
     folder = sys.argv[1]
-    forbidden = {n.strip("_") for n in sys.argv[2:] if n.strip("_")}
-    siblings = sibling_modules(folder)
+    # --module=NAME: a module of the deck's kits that the build puts beside a deck solution's own
+    # files (target/solution_kit.h): the solution's own to import, though not in its folder.
+    kit = {a[len("--module="):] for a in sys.argv[2:] if a.startswith("--module=")}
+    forbidden = {n.strip("_") for n in sys.argv[2:] if not n.startswith("--module=") and n.strip("_")}
+    siblings = sibling_modules(folder) | (kit - ALLOWED_MODULES)
     hits = []
     for path in python_files(folder):
         rel = os.path.relpath(path, folder)

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "core/bwrap.h"
@@ -18,6 +19,7 @@
 #include "core/subprocess.h"
 #include "core/version.h"
 #include "target/compile.h"
+#include "target/solution_kit.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -175,6 +177,22 @@ std::vector<fs::path> python_files(const fs::path& dir) {
   return out;
 }
 
+// What a deck solution imports from its kits, after its own files (python_kit_files): {the kit,
+// the file relative to it}.
+struct KitFile {
+  fs::path kit, relative;
+};
+
+std::vector<KitFile> kit_files(const fs::path& solution_dir) {
+  std::vector<KitFile> out;
+  std::set<fs::path> taken;
+  for (const auto& f : python_files(solution_dir)) taken.insert(f);
+  for (const auto& kit : solution_kits(solution_dir))
+    for (const auto& f : python_files(kit))
+      if (taken.insert(f).second) out.push_back({kit, f});
+  return out;
+}
+
 BuildResult refused(const std::string& why) {
   BuildResult r;
   r.command = "(not run: " + why + ")";
@@ -183,6 +201,15 @@ BuildResult refused(const std::string& why) {
 }
 
 }  // namespace
+
+std::vector<std::string> python_kit_modules(const fs::path& solution_dir) {
+  std::set<std::string> names;
+  for (const auto& f : kit_files(solution_dir)) {
+    const fs::path first = *f.relative.begin();
+    names.insert(f.relative.has_parent_path() ? first.string() : first.stem().string());
+  }
+  return {names.begin(), names.end()};
+}
 
 BuildResult build_python_solution(const fs::path& solution_dir, const std::string& target, const fs::path& build_root) {
   const fs::path dir = fs::absolute(solution_dir);
@@ -201,8 +228,11 @@ BuildResult build_python_solution(const fs::path& solution_dir, const std::strin
 
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bridge_bytes = read_file(bridge);
-  const std::string material = "python solution\n" + kbench_version() + "\ntarget " + target + "\n" + conf +
-                               interpreter_identity(py) + "bridge\n" + bridge_bytes + '\0' + folder_material(dir);
+  std::string material = "python solution\n" + kbench_version() + "\ntarget " + target + "\n" + conf +
+                         interpreter_identity(py) + "bridge\n" + bridge_bytes + '\0' + folder_material(dir);
+  // A deck solution's kit modules are part of what it runs (target/solution_kit.h).
+  const std::vector<KitFile> kits = kit_files(dir);
+  for (const auto& k : kits) material += "\0kit " + k.relative.string() + "\n" + read_file(k.kit / k.relative);
   const std::string key = fmt::format("py-{:016x}", buffer_hash(material.data(), material.size(), 0x6b62656e6368ull));
   const fs::path entry = build_root / target / key;
   BuildResult r;
@@ -225,6 +255,10 @@ BuildResult build_python_solution(const fs::path& solution_dir, const std::strin
   for (const auto& f : sources) {
     fs::create_directories((work / "python" / "src" / f).parent_path());
     fs::copy_file(dir / f, work / "python" / "src" / f);
+  }
+  for (const auto& k : kits) {
+    fs::create_directories((work / "python" / "src" / k.relative).parent_path());
+    fs::copy_file(k.kit / k.relative, work / "python" / "src" / k.relative);
   }
   std::ofstream(work / "python" / "bridge.conf") << conf;
   r.log = fmt::format("[kbench] Python solution for the {} target: {} file(s) copied; interpreter {} (Python {}, torch {}{})\n",

@@ -58,11 +58,17 @@ std::optional<std::string> python_unavailable_reason(const std::string& target);
 
 // Builds a Python solution for `target` under build_root/<target>/<key>/ (key: the bridge's bytes,
 // the interpreter's identity, the target and every file of the folder): libsolution.so (the
-// bridge), python/src/ (the folder's .py files, sub-folders kept) and python/bridge.conf (the
-// interpreter and the torch device). A hit copies nothing. Not ok, with the reason in the log,
+// bridge), python/src/ (the folder's .py files, sub-folders kept, and for a deck solution its
+// kits' modules: python_kit_modules) and python/bridge.conf (the interpreter and the torch device). A hit copies nothing. Not ok, with the reason in the log,
 // when Python solutions are unavailable or the folder holds a solution.toml (C++ build options).
 BuildResult build_python_solution(const std::filesystem::path& solution_dir, const std::string& target,
                                   const std::filesystem::path& build_root);
+
+// The module names a deck solution imports from its kits (target/solution_kit.h: the problem's
+// kit/ and the deck's kit/, deck solutions only): each kit's .py files (and packages) that the
+// solution's own files do not already name, which the build copies beside them. Empty for a
+// folder that is not a deck solution (an agent's).
+std::vector<std::string> python_kit_modules(const std::filesystem::path& solution_dir);
 
 // Whether `library` is a Python build's libsolution.so (its python/bridge.conf beside it).
 bool is_python_build(const std::filesystem::path& library);

@@ -42,9 +42,11 @@ class PythonScan : public ::testing::Test {
 
   // Unsandboxed: the rules are the subject here; PythonScan.SandboxedScanFindsTheSame runs the
   // same fixture in the sandbox.
-  std::vector<ScanHit> scan(const std::vector<std::string>& forbidden_torch = {}) {
+  std::vector<ScanHit> scan(const std::vector<std::string>& forbidden_torch = {},
+                            const std::vector<std::string>& kit_modules = {}) {
     PythonScanOptions o;
     o.forbidden_torch = forbidden_torch;
+    o.kit_modules = kit_modules;
     o.sandbox = false;
     return kb::python_scan(dir_.path(), o);
   }
@@ -374,6 +376,21 @@ from torch import load
   for (int l : {6, 7, 8, 9, 15}) EXPECT_TRUE(caught(hits, "solution.py", l, "file_access")) << l << listing(hits);
   for (int l : {10, 11}) EXPECT_TRUE(caught(hits, "solution.py", l, "thread_or_process")) << l << listing(hits);
   for (const auto& h : hits) EXPECT_NE(h.line, 12) << "torch.cuda.synchronize is allowed: " << h.rule;
+}
+
+// A deck solution imports its kits' modules (target/python_solution.h, python_kit_modules), which
+// the build puts beside its own files: named to the scan, they are its own; unnamed (an agent's
+// solution, which gets no kit), the same import is a forbidden one.
+TEST_F(PythonScan, KitModulesAreTheSolutionsOwnOnlyWhenNamed) {
+  write("solution.py", "import softmax_triton\nimport torch_baselines as tb\n");
+  const auto as_deck = scan({}, {"softmax_triton", "torch_baselines"});
+  EXPECT_TRUE(as_deck.empty()) << listing(as_deck);
+  const auto as_agent = scan();
+  EXPECT_TRUE(caught(as_agent, "solution.py", 1, "forbidden_import")) << listing(as_agent);
+  EXPECT_TRUE(caught(as_agent, "solution.py", 2, "forbidden_import")) << listing(as_agent);
+  // A kit module cannot make an outside module the solution's own.
+  write("solution.py", "import os\n");
+  EXPECT_TRUE(caught(scan({}, {"os"}), "solution.py", 1, "forbidden_import"));
 }
 
 TEST_F(PythonScan, EveryPythonFileOfTheFolderIsScannedAndNamed) {
