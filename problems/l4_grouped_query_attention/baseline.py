@@ -10,15 +10,10 @@ concatenated per token; out = attn o_proj^T.
 problem.toml's tensors, in its order: input x (B, T, C); weights q_proj_weight (HQ D, C),
 k_proj_weight (HKV D, C), v_proj_weight (HKV D, C), o_proj_weight (C, HQ D); output out (B, T, C).
 
-Why torch SDPA in fp32 and not cuDNN: the problem is fp32 throughout, and cuDNN's fused attention
-and FlashAttention take fp16/bf16 only (torch's dispatcher, aten/src/ATen/native/transformers/cuda/
-sdp_utils.cpp of github:pytorch/pytorch: can_use_cudnn_attention and can_use_flash_attention both
-require check_dtypes_low_precision, {Half, BFloat16} on sm80+). For fp32 CUDA tensors SDPA runs
-torch's memory-efficient kernel (CUTLASS, from xformers), whose products on sm80+ are 3xTF32
-(cutlass::arch::OpMultiplyAddFastF32, mem_eff_attention/gemm_kernel_utils.h): fp32-accurate.
-The projections are cuBLAS SGEMMs in full fp32: torch's default float32 matmul precision is
-"highest" (no TF32), and this file does not change it. Requires torch >= 2.1 (SDPA's scale
-argument) on cuda; nothing version-specific runs at import, so torch 1.13 imports it cleanly.
+Why torch SDPA in fp32 and not cuDNN, and why the projections are fp32 SGEMMs: see the deck kit's
+torch_baselines.py, which holds the code this line shares with the deck's other PyTorch baselines
+(RoPE among it). Requires torch >= 2.1 (SDPA's scale argument) on cuda; nothing version-specific
+runs at import, so torch 1.13 imports it cleanly.
 
 Grouped heads: k and v are expanded to HQ heads with repeat_interleave (Llama's repeat_kv; query
 head h then reads kv head h // (HQ / HKV), the oracle's mapping), not passed with enable_gqa=True:
@@ -33,7 +28,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-ROPE_BASE = 10000.0
+import torch_baselines
 
 
 def setup(problem):
@@ -43,57 +38,22 @@ def setup(problem):
     state = {"B": d["B"], "T": d["T"], "C": d["C"], "HQ": d["HQ"], "HKV": d["HKV"], "D": d["D"],
              "w_qkv": torch.cat((wq, wk, wv), dim=0), "wo_t": wo.t()}
     # RoPE's cos and sin per (position, frequency), from angles in double (the oracle's exact
-    # angles, as prompt.md suggests; fp32 angles are ~1e-4 rad off at t = 2047), stored in fp32
-    # as (T, 1, D/2) to broadcast over batch and heads.
-    state["cos"], state["sin"] = _rope_tables(d["T"], d["D"], problem.device)
+    # angles, as prompt.md suggests), as (T, 1, D/2) fp32 tables.
+    state["cos"], state["sin"] = torch_baselines.rope_tables(d["T"], d["D"], problem.device)
     if problem.device == "cuda":
-        _warm_up(problem, state)
+        torch_baselines.warm_up(run, state, (d["B"], d["T"], d["C"]))
     return state
 
 
 def run(state, inputs, outputs):
     B, T, C, HQ, HKV, D = state["B"], state["T"], state["C"], state["HQ"], state["HKV"], state["D"]
     qkv = F.linear(inputs[0], state["w_qkv"]).view(B, T, HQ + 2 * HKV, D)
-    qk = _rope(qkv[:, :, :HQ + HKV], state["cos"], state["sin"])   # (B, T, HQ + HKV, D)
+    # RoPE on q and k together: (B, T, HQ + HKV, D).
+    qk = torch_baselines.rope(qkv[:, :, :HQ + HKV], state["cos"], state["sin"])
     group = HQ // HKV
     # Heads stay token-major (B, T, heads, D); SDPA gets (B, heads, T, D) views of them.
     q = qk[:, :, :HQ].transpose(1, 2)
     k = qk[:, :, HQ:].repeat_interleave(group, dim=2).transpose(1, 2)
     v = qkv[:, :, HQ + HKV:].repeat_interleave(group, dim=2).transpose(1, 2)
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0 / math.sqrt(D))
-    torch.mm(y.transpose(1, 2).reshape(B * T, HQ * D), state["wo_t"], out=outputs[0].view(B * T, C))
-
-
-def _rope_tables(T, D, device):
-    half = D // 2
-    inv_freq = ROPE_BASE ** (-2.0 * torch.arange(half, dtype=torch.float64) / D)
-    angles = torch.arange(T, dtype=torch.float64)[:, None] * inv_freq[None, :]
-    as_table = lambda t: t.to(torch.float32).view(T, 1, half).to(device)
-    return as_table(torch.cos(angles)), as_table(torch.sin(angles))
-
-
-def _rope(x, cos, sin):
-    # Rotate-half RoPE of x (B, T, heads, D) into a new contiguous tensor: the pair (x1[i], x2[i])
-    # of the two halves becomes (x1 cos - x2 sin, x2 cos + x1 sin); four elementwise kernels.
-    half = x.shape[-1] // 2
-    x1, x2 = x[..., :half], x[..., half:]
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    o1, o2 = out[..., :half], out[..., half:]
-    torch.mul(x1, cos, out=o1)
-    o1.addcmul_(x2, sin, value=-1.0)
-    torch.mul(x2, cos, out=o2)
-    o2.addcmul_(x1, sin)
-    return out
-
-
-def _warm_up(problem, state):
-    # One call at the shape's size, untimed: torch's lazy CUDA state (cuBLAS handles, the fused
-    # kernel's first launch, allocator blocks) stays out of the timed calls. Run with only the
-    # memory-efficient backend allowed, so that setup fails loudly if these inputs would send SDPA
-    # to its math fallback (the full T x T scores) instead of the fused fp32 kernel this line claims.
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    d = problem.dims
-    x = torch.randn((d["B"], d["T"], d["C"]), device="cuda", dtype=torch.float32)
-    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
-        run(state, [x], [torch.empty_like(x)])
-    torch.cuda.synchronize()
+    torch.mm(torch_baselines.merge_heads(y), state["wo_t"], out=outputs[0].view(B * T, C))
