@@ -25,6 +25,11 @@ ALLOWED_MODULES = {
     "operator", "collections", "abc", "__future__",
 }
 
+# The standard library's module names. A solution's own os.py does not make `import os` its own:
+# os, sys and the other modules the interpreter loads at start-up are taken from sys.modules,
+# never from the solution's folder, so such a name stays the standard module to the rules.
+STANDARD_MODULES = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+
 # Parts of the allowed packages that reach what the imports above keep out: processes and threads,
 # downloads, pickled code, timers. An import of them or a path through them is a hit.
 DENIED_PATHS = {
@@ -453,7 +458,7 @@ def sibling_modules(folder):
             names.add(entry)
     # A sibling module named like an allowed or forbidden one would shadow it: it stays a module
     # for the rules (a folder's own torch.py is still 'torch' to the reader of the code).
-    return names - ALLOWED_MODULES
+    return names - ALLOWED_MODULES - STANDARD_MODULES
 
 
 def refuse(message):
@@ -470,7 +475,7 @@ def main():
     # files (target/solution_kit.h): the solution's own to import, though not in its folder.
     kit = {a[len("--module="):] for a in sys.argv[2:] if a.startswith("--module=")}
     forbidden = {n.strip("_") for n in sys.argv[2:] if not n.startswith("--module=") and n.strip("_")}
-    siblings = sibling_modules(folder) | (kit - ALLOWED_MODULES)
+    siblings = sibling_modules(folder) | (kit - ALLOWED_MODULES - STANDARD_MODULES)
     hits = []
     for path in python_files(folder):
         rel = os.path.relpath(path, folder)

@@ -388,9 +388,21 @@ TEST_F(PythonScan, KitModulesAreTheSolutionsOwnOnlyWhenNamed) {
   const auto as_agent = scan();
   EXPECT_TRUE(caught(as_agent, "solution.py", 1, "forbidden_import")) << listing(as_agent);
   EXPECT_TRUE(caught(as_agent, "solution.py", 2, "forbidden_import")) << listing(as_agent);
-  // A kit module cannot make an outside module the solution's own.
+  // A kit module cannot make a standard module the solution's own.
   write("solution.py", "import os\n");
   EXPECT_TRUE(caught(scan({}, {"os"}), "solution.py", 1, "forbidden_import"));
+}
+
+// A file of the solution's own named like a standard module does not make the import its own:
+// `import os` gets the interpreter's os (loaded at start-up, taken from sys.modules), whatever
+// os.py the folder holds.
+TEST_F(PythonScan, AnOwnFileNamedLikeAStandardModuleDoesNotOpenIt) {
+  write("os.py", "X = 1\n");
+  write("subprocess.py", "Y = 2\n");
+  write("solution.py", "import os\nimport subprocess\nimport sys\n");
+  write("sys.py", "Z = 3\n");
+  const auto hits = scan();
+  for (int l : {1, 2, 3}) EXPECT_TRUE(caught(hits, "solution.py", l, "forbidden_import")) << l << listing(hits);
 }
 
 TEST_F(PythonScan, EveryPythonFileOfTheFolderIsScannedAndNamed) {
