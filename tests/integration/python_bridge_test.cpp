@@ -206,6 +206,28 @@ TEST_F(PythonBridge, AModuleWithoutRunIsRefusedByName) {
 
 // The build: a content-addressed entry (the same folder twice is a hit; a changed file another
 // entry) holding the bridge, the .py files and bridge.conf; a solution.toml is refused by name.
+// A deck solution imports its kits' modules (target/solution_kit.h): the build puts the problem's
+// kit (softmax_triton.py) and the deck's (torch_baselines.py) beside its own files. A copy of the
+// same folder outside the deck (an agent's) gets none.
+TEST_F(PythonBridge, ADeckSolutionsBuildTakesItsKitModulesAndAnAgentsDoesNot) {
+  const fs::path deck_solution = fs::path(KBENCH_SOURCE_DIR) / "problems/softmax/solutions/triton-softmax";
+  const kb::BuildResult deck = kb::build_python_solution(deck_solution, "host", root_ / "build");
+  ASSERT_TRUE(deck.ok) << deck.log;
+  const fs::path src = deck.library.parent_path() / "python" / "src";
+  EXPECT_TRUE(fs::is_regular_file(src / "solution.py"));
+  EXPECT_TRUE(fs::is_regular_file(src / "softmax_triton.py"));
+  EXPECT_TRUE(fs::is_regular_file(src / "torch_baselines.py"));
+  EXPECT_EQ(kb::python_kit_modules(deck_solution), (std::vector<std::string>{"softmax_triton", "torch_baselines"}));
+
+  const fs::path copy = root_ / "agent" / "triton-softmax";
+  fs::create_directories(copy);
+  fs::copy_file(deck_solution / "solution.py", copy / "solution.py");
+  const kb::BuildResult agent = kb::build_python_solution(copy, "host", root_ / "build");
+  ASSERT_TRUE(agent.ok) << agent.log;
+  EXPECT_FALSE(fs::exists(agent.library.parent_path() / "python" / "src" / "softmax_triton.py"));
+  EXPECT_TRUE(kb::python_kit_modules(copy).empty());
+}
+
 TEST_F(PythonBridge, BuildIsACacheEntryKeyedByTheFolder) {
   const fs::path dir = write_solution(root_ / "cached", "def setup(p):\n    return None\n\ndef run(s, i, o):\n    pass\n",
                                       {{"util.py", "X = 1\n"}});
