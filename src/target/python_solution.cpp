@@ -185,9 +185,11 @@ struct KitFile {
 
 std::vector<KitFile> kit_files(const fs::path& solution_dir) {
   std::vector<KitFile> out;
+  const std::vector<fs::path> kits = solution_kits(solution_dir);
+  if (kits.empty()) return out;  // not a deck solution (an agent's): no kit, nothing to read
   std::set<fs::path> taken;
   for (const auto& f : python_files(solution_dir)) taken.insert(f);
-  for (const auto& kit : solution_kits(solution_dir))
+  for (const auto& kit : kits)
     for (const auto& f : python_files(kit))
       if (taken.insert(f).second) out.push_back({kit, f});
   return out;
