@@ -9,6 +9,7 @@
 #include "agent/budget.h"
 #include "agent/sandbox.h"
 #include "agent/workspace.h"
+#include "target/python_solution.h"
 #include "agent_test_util.h"
 #include "core/subprocess.h"
 #include "core/version.h"
@@ -125,13 +126,18 @@ TEST_F(Sandbox, CannotReadTheKbenchSourceTree) {
   auto r = in_sandbox(try_read(files) + "echo '--- listing'; ls -A " + q(src) + " 2>/dev/null; echo end");
   EXPECT_EQ(r.out.find("LEAK"), std::string::npos) << r.out;
   // All the sandbox shows of the tree is the folder on the way to the kbench binary, if the
-  // binary was built inside it (build/), and in that folder the binary alone.
+  // binary was built inside it (build/), and in that folder the binary alone -- and kbench's
+  // Python bridge beside it where the workspace offers Python solutions (agent/workspace.h).
   const fs::path bin_rel = fs::path(KBENCH_BINARY).lexically_relative(src);
   const std::string expected = bin_rel.empty() || *bin_rel.begin() == ".." ? "" : bin_rel.begin()->string() + "\n";
   EXPECT_EQ(between(r.out, "--- listing\n", "end"), expected) << r.out;
   if (!expected.empty()) {
     auto b = in_sandbox("ls -A " + q(fs::path(KBENCH_BINARY).parent_path()));
-    EXPECT_EQ(b.out, fs::path(KBENCH_BINARY).filename().string() + "\n");
+    std::string shown = fs::path(KBENCH_BINARY).filename().string() + "\n";
+    const fs::path bridge = python_bridge_library();
+    if (layout_.ws.python && bridge.parent_path() == fs::path(KBENCH_BINARY).parent_path())
+      shown += bridge.filename().string() + "\n";
+    EXPECT_EQ(b.out, shown);
   }
 }
 
