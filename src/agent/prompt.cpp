@@ -161,12 +161,16 @@ std::string render_prompt(const Problem& p, const PromptContext& c) {
   return text;
 }
 
+std::string forbidden_torch_list(const Problem& p) {
+  std::string list;
+  for (const auto& f : p.forbidden_torch) list += (list.empty() ? "`" : "`, `") + f;
+  return list.empty() ? list : list + "`";
+}
+
 std::string python_prompt_section(const Problem& p, const std::string& target) {
   const bool cuda = target == "cuda";
   const std::string native = cuda ? "solution.cu" : "solution.cpp";
-  std::string forbidden;
-  for (const auto& f : p.forbidden_torch) forbidden += (forbidden.empty() ? "`" : "`, `") + f;
-  if (!forbidden.empty()) forbidden += "`";
+  const std::string forbidden = forbidden_torch_list(p);
   return fmt::format(
       "\n**Or in Python.** Python is accepted too: {0}. Rename `starter.py` to `solution.py`, delete `{1}` (when "
       "both are there, `{1}` is the one judged), and implement `setup`, `run` and `teardown` (README.md, \"Or in "

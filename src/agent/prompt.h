@@ -36,6 +36,9 @@ std::string render_prompt(const Problem& p, const PromptContext& c);
 // forbidden torch operations by name).
 std::string python_prompt_section(const Problem& p, const std::string& target);
 
+// The problem's forbidden torch operations as Markdown code spans ("`topk`, `sort`"), or "".
+std::string forbidden_torch_list(const Problem& p);
+
 // Human text of one output's tolerance, as the judge applies it (eval/judge.cpp).
 std::string describe_tolerance_for_prompt(const TensorSpec& output);
 

@@ -88,19 +88,25 @@ std::string dims_comment(const Problem& p) {
   return s;
 }
 
+// The problem's description, each line behind `prefix` (a comment's or a docstring's indent).
+std::string description_lines(const Problem& p, const std::string& prefix) {
+  std::string description = p.description;
+  while (!description.empty() && description.back() == '\n') description.pop_back();
+  std::string out;
+  for (size_t start = 0; start <= description.size();) {
+    size_t end = description.find('\n', start);
+    if (end == std::string::npos) end = description.size();
+    out += prefix + description.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string starter_solution(const Problem& p, const std::string& target) {
   const bool cuda = target == "cuda";
-  std::string description = p.description;
-  while (!description.empty() && description.back() == '\n') description.pop_back();
-  std::string desc_comment;
-  for (size_t start = 0; start <= description.size();) {
-    size_t end = description.find('\n', start);
-    if (end == std::string::npos) end = description.size();
-    desc_comment += "//   " + description.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  const std::string desc_comment = description_lines(p, "//   ");
   return fmt::format(R"({0} for the {1} target: your solution.
 //
 // Implement:
@@ -137,15 +143,7 @@ extern "C" void kb_teardown(void* state) {{ (void)state; }}
 
 std::string python_starter(const Problem& p, const std::string& target) {
   const bool cuda = target == "cuda";
-  std::string description = p.description;
-  while (!description.empty() && description.back() == '\n') description.pop_back();
-  std::string desc;
-  for (size_t start = 0; start <= description.size();) {
-    size_t end = description.find('\n', start);
-    if (end == std::string::npos) end = description.size();
-    desc += "    " + description.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
+  const std::string desc = description_lines(p, "    ");
   auto shape = [](const TensorSpec& t) {
     std::string d;
     for (const auto& e : t.shape) d += (d.empty() ? "" : ", ") + e.text();
@@ -213,9 +211,7 @@ namespace {
 std::string python_readme(const Problem& p, const std::string& target) {
   const bool cuda = target == "cuda";
   const std::string native = cuda ? "solution.cu" : "solution.cpp";
-  std::string forbidden;
-  for (const auto& f : p.forbidden_torch) forbidden += (forbidden.empty() ? "`" : "`, `") + f;
-  if (!forbidden.empty()) forbidden += "`";
+  const std::string forbidden = forbidden_torch_list(p);
   return fmt::format(R"(
 ## Or in Python ({0})
 

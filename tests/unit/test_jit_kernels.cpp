@@ -46,9 +46,9 @@ TEST(JitKernels, TheCachesCubinsNameTheSolutionsKernelsAndSetLibraryNamesAside) 
 #if !KBENCH_WITH_CUDA
   GTEST_SKIP() << "kbench was built without the CUDA toolkit";
 #else
-  const char* env = std::getenv("KBENCH_NVCC");
-  const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
-  if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
+  std::string looked;
+  const fs::path nvcc = kb::testing_support::nvcc_for_tests(&looked);
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found at " << looked;
   TempDir dir("jit-cubins");
   fs::create_directories(dir.path());
   // Triton's layout: one folder per compiled kernel, named by a hash, holding <name>.cubin.

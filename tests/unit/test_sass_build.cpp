@@ -33,9 +33,8 @@ class SassBuild : public testing::Test {
 #if !KBENCH_WITH_CUDA
     GTEST_SKIP() << "kbench was built without the CUDA toolkit";
 #else
-    const char* env = std::getenv("KBENCH_NVCC");
-    const fs::path nvcc = env && *env ? env : KBENCH_NVCC;
-    if (!fs::exists(nvcc)) GTEST_SKIP() << "nvcc not found at " << nvcc;
+    std::string looked;
+    if (kb::testing_support::nvcc_for_tests(&looked).empty()) GTEST_SKIP() << "nvcc not found at " << looked;
     target_ = kb::make_cuda_target();
 #endif
   }

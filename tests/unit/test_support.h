@@ -67,4 +67,15 @@ inline std::filesystem::path fresh_temp_dir(const std::string& name) {
   return d;
 }
 
+#if KBENCH_WITH_CUDA
+// The nvcc the tests compile with: $KBENCH_NVCC when set, else the one kbench was built with;
+// empty when that file does not exist (the test then skips, naming `looked`).
+inline std::filesystem::path nvcc_for_tests(std::string* looked = nullptr) {
+  const char* env = std::getenv("KBENCH_NVCC");
+  const std::filesystem::path nvcc = env && *env ? env : KBENCH_NVCC;
+  if (looked) *looked = nvcc.string();
+  return std::filesystem::exists(nvcc) ? nvcc : std::filesystem::path();
+}
+#endif
+
 }  // namespace kb::testing_support

@@ -3,6 +3,8 @@ after setup, which the worker's W^X rule forbids (docs/python-solutions.md). The
 import at the top of the module (python-torch-two-modules)."""
 import torch
 
+import softmax_torch
+
 
 def setup(problem):
     return None
@@ -12,6 +14,4 @@ def run(state, inputs, outputs):
     import sqlite3  # an extension module (_sqlite3) that nothing imported before
 
     x, y = inputs[0], outputs[0]
-    torch.sub(x, torch.amax(x, dim=1, keepdim=True), out=y)
-    torch.exp(y, out=y)
-    y.div_(torch.sum(y, dim=1, keepdim=True))
+    softmax_torch.softmax_into(x, y)
