@@ -1,11 +1,14 @@
 // The last stage of an agent run (agent/run_stages.h): the verdict, computed outside the sandbox by
 // the same evaluator as `kbench eval`, from the fresh copy of the solution in solution/.
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include "agent/run_stages.h"
 #include "core/gpu_lock.h"
 #include "eval/evaluator.h"
 #include "target/ceilings.h"
+#include "verdict/reason.h"
 
 namespace kb {
 namespace fs = std::filesystem;
@@ -72,6 +75,17 @@ EvalResult judge(const Problem& p, const RunRequest& req, const RunPlan& plan, O
     gpu_lock = std::make_unique<GpuLock>(req.gpu_lock, turn.gpu_lock_log, "official evaluation");
   }
   EvalResult r = evaluate(p, run / "solution", o);
+  // `timing_unconfirmed` is no verdict: the machine was too loaded to tell tampering from load
+  // (eval/timing_confirmation.h). The agent's run is the expensive part and its solution is on disk,
+  // so the solution is judged again, at most kJudgeAgainWhenTooLoaded more times, before kbench
+  // records that it could not judge it; the log says so.
+  constexpr int kJudgeAgainWhenTooLoaded = 2;
+  for (int again = 1; again <= kJudgeAgainWhenTooLoaded && r.finding.reason == Reason::timing_unconfirmed; ++again) {
+    o.progress(fmt::format("judging again ({} of {} more): the machine was too loaded to confirm the timing "
+                           "(timing_unconfirmed), which is no verdict",
+                           again, kJudgeAgainWhenTooLoaded));
+    r = evaluate(p, run / "solution", o);
+  }
   if (gpu_lock) {
     gpu_lock.reset();  // released, and its use logged
     run.record.gpu_lock = gpu_lock_record(req.gpu_lock, turn.gpu_lock_log);
