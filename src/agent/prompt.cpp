@@ -11,13 +11,13 @@
 namespace kb {
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string shape_text(const TensorSpec& t) {
   std::string s;
   for (const auto& e : t.shape) s += (s.empty() ? "" : ", ") + e.text();
   return "[" + s + "]";
 }
+
+namespace {
 
 std::string signature(const Problem& p) {
   std::string s;

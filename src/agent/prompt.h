@@ -39,6 +39,9 @@ std::string python_prompt_section(const Problem& p, const std::string& target);
 // The problem's forbidden torch operations as Markdown code spans ("`topk`, `sort`"), or "".
 std::string forbidden_torch_list(const Problem& p);
 
+// A tensor's shape as problem.toml writes it, "[batch, vocab]".
+std::string shape_text(const TensorSpec& t);
+
 // Human text of one output's tolerance, as the judge applies it (eval/judge.cpp).
 std::string describe_tolerance_for_prompt(const TensorSpec& output);
 

@@ -65,21 +65,29 @@ bool is_solution_name(const fs::path& name, const std::string& target) {
   return std::find(exts.begin(), exts.end(), name.extension().string()) != exts.end();
 }
 
-std::string tensor_comment(const Problem& p) {
+// How a starter names the tensors: each list's expression and the spaces after "[i]" that line the
+// names up, and what it says of the outputs.
+struct TensorListing {
+  const char* prefix;  // before every line: a comment's or a docstring's indent
+  const char *inputs, *inputs_gap, *weights, *weights_gap, *outputs, *outputs_gap;
+  const char* outputs_note;
+};
+
+// One line per tensor, inputs, weights, outputs: its index, name, dtype and shape.
+std::string tensor_lines(const Problem& p, const TensorListing& l) {
   std::string s;
-  auto shape = [](const TensorSpec& t) {
-    std::string d;
-    for (const auto& e : t.shape) d += (d.empty() ? "" : ", ") + e.text();
-    return "[" + d + "]";
+  auto list = [&](const std::vector<TensorSpec>& ts, const char* what, const char* gap, const char* note) {
+    for (size_t i = 0; i < ts.size(); ++i)
+      s += fmt::format("{}{}[{}]{}{} {} {} {}\n", l.prefix, what, i, gap, ts[i].name, name(ts[i].dtype), shape_text(ts[i]), note);
   };
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    s += fmt::format("//   c->inputs[{}]   {} {} {} (read-only)\n", i, p.inputs[i].name, name(p.inputs[i].dtype), shape(p.inputs[i]));
-  for (size_t i = 0; i < p.weights.size(); ++i)
-    s += fmt::format("//   p->weights[{}]  {} {} {} (read-only)\n", i, p.weights[i].name, name(p.weights[i].dtype), shape(p.weights[i]));
-  for (size_t i = 0; i < p.outputs.size(); ++i)
-    s += fmt::format("//   c->outputs[{}]  {} {} {} (write every element)\n", i, p.outputs[i].name, name(p.outputs[i].dtype),
-                     shape(p.outputs[i]));
+  list(p.inputs, l.inputs, l.inputs_gap, "(read-only)");
+  list(p.weights, l.weights, l.weights_gap, "(read-only)");
+  list(p.outputs, l.outputs, l.outputs_gap, l.outputs_note);
   return s;
+}
+
+std::string tensor_comment(const Problem& p) {
+  return tensor_lines(p, {"//   ", "c->inputs", "   ", "p->weights", "  ", "c->outputs", "  ", "(write every element)"});
 }
 
 std::string dims_comment(const Problem& p) {
@@ -144,21 +152,8 @@ extern "C" void kb_teardown(void* state) {{ (void)state; }}
 std::string python_starter(const Problem& p, const std::string& target) {
   const bool cuda = target == "cuda";
   const std::string desc = description_lines(p, "    ");
-  auto shape = [](const TensorSpec& t) {
-    std::string d;
-    for (const auto& e : t.shape) d += (d.empty() ? "" : ", ") + e.text();
-    return "[" + d + "]";
-  };
-  std::string tensors;
-  for (size_t i = 0; i < p.inputs.size(); ++i)
-    tensors += fmt::format("    inputs[{}]          {} {} {} (read-only)\n", i, p.inputs[i].name, name(p.inputs[i].dtype),
-                           shape(p.inputs[i]));
-  for (size_t i = 0; i < p.weights.size(); ++i)
-    tensors += fmt::format("    problem.weights[{}] {} {} {} (read-only)\n", i, p.weights[i].name, name(p.weights[i].dtype),
-                           shape(p.weights[i]));
-  for (size_t i = 0; i < p.outputs.size(); ++i)
-    tensors += fmt::format("    outputs[{}]         {} {} {} (write every element, in place)\n", i, p.outputs[i].name,
-                           name(p.outputs[i].dtype), shape(p.outputs[i]));
+  const std::string tensors = tensor_lines(p, {"    ", "inputs", "          ", "problem.weights", " ", "outputs", "         ",
+                                               "(write every element, in place)"});
   std::string dims;
   for (const auto& d : p.dims) dims += (dims.empty() ? "" : ", ") + fmt::format("\"{}\"", d);
   std::string forbidden;

@@ -1,5 +1,7 @@
 #include "eval/baseline_stage.h"
 
+#include "target/python_solution.h"
+
 namespace kb {
 namespace fs = std::filesystem;
 
@@ -34,12 +36,10 @@ std::optional<fs::path> stage_baseline(const Problem& p, const std::string& targ
   // the problem's first; their C++ headers are no part of a Python build.
   if (is_python_baseline(src)) {
     for (const fs::path& kit : baseline_kits(p))
-      for (auto it = fs::recursive_directory_iterator(kit); it != fs::recursive_directory_iterator(); ++it) {
-        if (!it->is_regular_file() || it->path().extension() != ".py") continue;
-        const fs::path to = dir / fs::relative(it->path(), kit);
-        if (fs::exists(to)) continue;
-        fs::create_directories(to.parent_path());
-        fs::copy_file(it->path(), to);
+      for (const fs::path& f : python_files(kit)) {
+        if (fs::exists(dir / f)) continue;
+        fs::create_directories((dir / f).parent_path());
+        fs::copy_file(kit / f, dir / f);
       }
     return dir;
   }

@@ -521,8 +521,6 @@ class ShapeRun {
     return sc;
   }
 
-  // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
-  // and judged for provenance, streams and persisting L2 when integrity checks apply.
   // A Python solution's own kernels, from the JIT cache its setup compiled into (eval/jit_kernels.h):
   // what kernel provenance compares the kernels that run with, and whose machine code must hold
   // the problem's required instruction classes. False (the shape failed) on a missing class; when
@@ -546,6 +544,8 @@ class ShapeRun {
     return true;
   }
 
+  // The GPU work a checked reply reports (CUPTI; absent without the monitor), kept in the result
+  // and judged for provenance, streams and persisting L2 when integrity checks apply.
   std::optional<Finding> checked_gpu_work(const json& gpu_work) {
     if (!o_.integrity || gpu_work.is_null()) return std::nullopt;
     r_.gpu_work = gpu_work;

@@ -161,9 +161,6 @@ std::optional<std::string> python_unavailable_reason(const std::string& target) 
   return std::nullopt;
 }
 
-namespace {
-
-// The .py files of `dir`, recursively (a solution's own packages included), relative to it.
 std::vector<fs::path> python_files(const fs::path& dir) {
   std::vector<fs::path> out;
   for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
@@ -176,6 +173,8 @@ std::vector<fs::path> python_files(const fs::path& dir) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+namespace {
 
 // What a deck solution imports from its kits, after its own files (python_kit_files): {the kit,
 // the file relative to it}.

@@ -70,6 +70,10 @@ BuildResult build_python_solution(const std::filesystem::path& solution_dir, con
 // folder that is not a deck solution (an agent's).
 std::vector<std::string> python_kit_modules(const std::filesystem::path& solution_dir);
 
+// The .py files of `dir`, recursively (packages included, __pycache__ left out), relative to it,
+// sorted: what a Python build takes of a folder.
+std::vector<std::filesystem::path> python_files(const std::filesystem::path& dir);
+
 // Whether `library` is a Python build's libsolution.so (its python/bridge.conf beside it).
 bool is_python_build(const std::filesystem::path& library);
 
