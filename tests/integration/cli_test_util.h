@@ -18,7 +18,7 @@ namespace kb::test {
 // --out folder is removed and `before_again` undoes what else the last attempt left behind.
 inline CommandResult kbench(std::vector<std::string> args, std::chrono::seconds limit = std::chrono::minutes(3),
                             const std::function<void(const CommandResult&)>& before_again = {}) {
-  const bool timed = !args.empty() && (args[0] == "eval" || args[0] == "bench");
+  const bool timed = timed_evaluation(args);
   args.insert(args.begin(), KBENCH_BINARY);
   if (!timed) return run_command(args, limit);
   return judged([&] { return run_command(args, limit); }, forget_out(args, before_again));

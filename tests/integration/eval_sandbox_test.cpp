@@ -153,17 +153,17 @@ class EvalSandbox : public ::testing::Test {
   // Runs `kbench args...` to its end; a timed evaluation the machine was too loaded to judge is
   // judged again (loaded_machine.h).
   int run(const std::vector<std::string>& args) {
-    const bool timed = !args.empty() && (args[0] == "eval" || args[0] == "bench");
-    for (int again = 0;; ++again) {
+    const auto once = [&] {
       const pid_t pid = start(args);
       int st = 0;
       waitpid(pid, &st, 0);
-      const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-      kb::CommandResult said;
-      said.output = output();
-      if (!timed || again == kb::test::kJudgeAgainWhenTooLoaded || !kb::test::too_loaded_to_judge(said)) return rc;
-      kb::test::forget_out(args)(said);
-    }
+      kb::CommandResult r;
+      r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      r.output = output();
+      return r;
+    };
+    if (!kb::test::timed_evaluation(args)) return once().exit_code;
+    return kb::test::judged(once, kb::test::forget_out(args)).exit_code;
   }
   std::string output() const { return kbtest::slurp(root_ / "kbench.log"); }
   // Every file under `dir`, concatenated (result.json, worker logs, build logs).

@@ -19,6 +19,12 @@ namespace kb::test {
 
 inline constexpr int kJudgeAgainWhenTooLoaded = 2;
 
+// Whether kbench `args` (its subcommand first) is a timed evaluation, the only kind that can answer
+// timing_unconfirmed.
+inline bool timed_evaluation(const std::vector<std::string>& args) {
+  return !args.empty() && (args[0] == "eval" || args[0] == "bench");
+}
+
 inline bool too_loaded_to_judge(const nlohmann::json& verdict) {
   return verdict.is_object() && verdict.value("failure", "") == "timing_unconfirmed";
 }
