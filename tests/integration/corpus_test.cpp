@@ -120,6 +120,7 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
                       e.failure != "timing_unconfirmed";
        ++again) {
     fs::remove_all(out.path);
+    kb::test::pause_before_judging_again(again);
     j = evaluate(e, out.path, &r);
   }
   ASSERT_FALSE(r.timed_out) << r.output;

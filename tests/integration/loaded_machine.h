@@ -6,9 +6,11 @@
 // and `bench` it runs; tests that run kbench otherwise use judged() or too_loaded_to_judge().
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +20,11 @@
 namespace kb::test {
 
 inline constexpr int kJudgeAgainWhenTooLoaded = 2;
+
+// Before judging again: a pause that grows with each attempt (10 s, then 20 s), so that a burst of
+// load from a neighbouring test (the real agent CLIs, a build) can pass; three attempts back to
+// back met the same burst (topk/host-heap, three times timing_unconfirmed in a CI-like run).
+inline void pause_before_judging_again(int again) { std::this_thread::sleep_for(std::chrono::seconds(10 * (again + 1))); }
 
 // Whether kbench `args` (its subcommand first) is a timed evaluation, the only kind that can answer
 // timing_unconfirmed.
@@ -42,6 +49,7 @@ inline CommandResult judged(const std::function<CommandResult()>& attempt,
   CommandResult r = attempt();
   for (int again = 0; again < kJudgeAgainWhenTooLoaded && too_loaded_to_judge(r); ++again) {
     if (before_again) before_again(r);
+    pause_before_judging_again(again);
     r = attempt();
   }
   return r;
