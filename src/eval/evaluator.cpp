@@ -940,9 +940,10 @@ void summarize_scores(EvalResult& r) {
   if (achievable.size() == peak.size()) r.achievable_fraction_geomean = geomean(achievable);
 }
 
-EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& o,
+EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& asked,
                           const std::vector<std::string>& libraries) {
   const auto t0 = std::chrono::steady_clock::now();
+  EvalOptions o = asked;  // the timing policy is the solution's (solution_timing_policy), once its language is known
   EvalResult r;
   r.mode = o.check && o.bench ? "eval" : o.bench ? "bench" : "check";
   r.problem = p.name;
@@ -1005,6 +1006,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (python)
       if (const auto why = python_unavailable_reason(r.target))
         return finish({Reason::unsupported_target, "Python solutions are unavailable on the " + r.target + " target: " + *why});
+    o.timing = solution_timing_policy(o.timing, r.target, python);
+    r.timing_policy = o.timing;
 
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};

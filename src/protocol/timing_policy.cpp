@@ -7,6 +7,12 @@ namespace kb {
 
 using wire::field;
 
+TimingPolicy solution_timing_policy(const TimingPolicy& asked, const std::string& target, bool python) {
+  TimingPolicy p = asked;
+  if (python && target == "cuda") p.blocking_kernel = false;
+  return p;
+}
+
 nlohmann::json to_json(const TimingPolicy& p) {
   return {{"warmup_seconds", p.warmup_seconds}, {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
           {"target_rel_stdev", p.target_rel_stdev}, {"target_median_ci", p.target_median_ci},

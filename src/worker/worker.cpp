@@ -400,7 +400,11 @@ class Worker {
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
       if (rc != 0) return reply(BenchReply::failed(rc, "timing", it));
       bool used_span = false;
-      const double seconds = cold_sample_seconds(t.seconds, work_span_seconds(collect(ledger)), &used_span);
+      // The kernels' activity span may stand in for the events only where the host's time is
+      // meant to stay out (behind the blocking kernel); without it the events' interval, host time
+      // included, is the sample (TimingPolicy::blocking_kernel).
+      const double span = work_span_seconds(collect(ledger));
+      const double seconds = pol.blocking_kernel ? cold_sample_seconds(t.seconds, span, &used_span) : t.seconds;
       if (throttled_sample(t.sm_clock_start_mhz, t.sm_clock_mhz, max_clock, pol.throttle_threshold)) {
         ++throttled;
       } else {

@@ -55,6 +55,22 @@ TEST(Protocol, AnAbsurdHeaderLengthIsRejected) {
   EXPECT_THROW(receive_message(p.r, std::chrono::seconds(1)), std::runtime_error);
 }
 
+// A Python solution's launch overhead is its own cost: on cuda it is timed without the blocking
+// kernel (which would keep it out); everything else is timed as asked.
+TEST(SolutionTimingPolicy, APythonSolutionOnCudaIsTimedWithItsLaunchesAndNothingElseChanges) {
+  TimingPolicy asked;
+  asked.min_samples = 7;
+  asked.hot_capture = false;
+  const TimingPolicy python_cuda = solution_timing_policy(asked, "cuda", /*python=*/true);
+  EXPECT_FALSE(python_cuda.blocking_kernel);
+  EXPECT_EQ(python_cuda.min_samples, 7u);
+  EXPECT_FALSE(python_cuda.hot_capture);
+  EXPECT_TRUE(solution_timing_policy(asked, "cuda", /*python=*/false).blocking_kernel);
+  EXPECT_TRUE(solution_timing_policy(asked, "host", /*python=*/true).blocking_kernel);
+  asked.blocking_kernel = false;  // asked off (a profiler): stays off for C++ too
+  EXPECT_FALSE(solution_timing_policy(asked, "cuda", /*python=*/false).blocking_kernel);
+}
+
 TEST(StoppingCriterion, NeedsMinSamplesThenStopsOnLowNoise) {
   TimingPolicy pol;
   pol.min_samples = 30;

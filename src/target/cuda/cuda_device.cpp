@@ -206,6 +206,11 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
     auto* stamps = clock_stamps_.device<cuda::ClockStamp>();
     // Clock probes just outside the events: the SM clock over the call, for throttle detection.
     KB_CUDA_CHECK(cuda::launch_clock_probe(stamps, kClockProbeSpinNs, stream_.get()));
+    // Without the blocking kernel the call is timed from an idle stream: the start event is
+    // stamped as soon as it is recorded, so the host's time until the solution's first launch, and
+    // between its launches, is inside the sample (a Python solution's interpreter and launcher
+    // cost, TimingPolicy::blocking_kernel), not hidden behind the flush and the probe still running.
+    if (!blocking_kernel_) KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
     *rc = call();
     const cudaError_t launch = cudaGetLastError();
