@@ -4,12 +4,15 @@
 // in tests/integration/agents_test.cpp; here --agent-bin points at /bin/sh, so no CLI is needed.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/adapter.h"
 #include "agent/cli_install.h"
+#include "core/bwrap.h"
 #include "core/subprocess.h"
 #include "test_support.h"
 
@@ -249,6 +252,31 @@ void expect_only_its_cli_at_the_gateway(const std::string& agent, const std::str
 }
 
 }  // namespace
+
+// kbench's loop is the kbench binary itself, started in the sandbox: a shared library it loaded
+// from outside the system folders (an install under a prefix of its own) is bound where it was
+// loaded from, and the loop's environment must name its folder, or the loader fails (exit code 127,
+// "command not found": what a GPU machine with kbench's libraries in a folder of their own showed).
+TEST(KbenchLoopAdapter, NamesTheFoldersOfLibrariesLoadedFromOutsideTheSystemFolders) {
+  TempDir t("adapter-kbench-libraries");
+  const AgentRunContext c = context(t.path());
+  EXPECT_EQ(adapter("kbench")->environment(c).count("LD_LIBRARY_PATH"), runtime_library_path().empty() ? 0u : 1u);
+  // A copy of a system library, loaded from a folder of the test's own.
+  fs::path lib;
+  for (const char* cand : {"/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1", "/lib64/libz.so.1"})
+    if (fs::exists(cand)) {
+      lib = cand;
+      break;
+    }
+  if (lib.empty()) GTEST_SKIP() << "no libz.so.1 to copy on this machine";
+  const fs::path folder = t.path() / "prefix/lib";
+  fs::create_directories(folder);
+  fs::copy_file(lib, folder / "libz.so.1");
+  ASSERT_NE(dlopen((folder / "libz.so.1").c_str(), RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
+  const auto env = adapter("kbench")->environment(c);
+  ASSERT_TRUE(env.count("LD_LIBRARY_PATH")) << "the loop's environment names no library folder";
+  EXPECT_NE(env.at("LD_LIBRARY_PATH").find(fs::canonical(folder).string()), std::string::npos) << env.at("LD_LIBRARY_PATH");
+}
 
 TEST(ClaudeCodeAdapter, PointsOnlyClaudeAtTheGateway) {
   expect_only_its_cli_at_the_gateway("claude-code", "ANTHROPIC_BASE_URL", "http://127.0.0.1:4242", "ANTHROPIC_API_KEY");

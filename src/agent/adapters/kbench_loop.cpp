@@ -6,6 +6,7 @@
 // stdout, so normalizing is reading it back.
 #include "agent/adapters/adapters.h"
 #include "agent/adapters/cli_adapter.h"
+#include "core/bwrap.h"
 
 namespace kb {
 namespace {
@@ -32,6 +33,11 @@ class KbenchLoopAdapter final : public AgentAdapter {
     if (!c.gateway_url.empty()) env["OPENAI_BASE_URL"] = c.gateway_url + "/v1";
     else if (const char* u = std::getenv("OPENAI_BASE_URL"); u && *u) env["OPENAI_BASE_URL"] = u;
     if (std::string key = key_or_placeholder(c, "OPENAI_API_KEY"); !key.empty()) env["OPENAI_API_KEY"] = key;
+    // The loop is this kbench binary: where some of its shared libraries lie outside the system
+    // folders (an install under a prefix of its own), the sandbox binds them where they were loaded
+    // from (agent/sandbox.cpp), and the loader must be told where, as the workspace's ./kbench is.
+    // Without it the loop's process could not start: exit code 127, "command not found".
+    if (std::string lib_path = runtime_library_path(); !lib_path.empty()) env["LD_LIBRARY_PATH"] = lib_path;
     return env;
   }
   std::vector<ConfigFile> config_files(const AgentRunContext&) const override { return {}; }
