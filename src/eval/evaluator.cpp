@@ -1006,7 +1006,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const 
     if (python)
       if (const auto why = python_unavailable_reason(r.target))
         return finish({Reason::unsupported_target, "Python solutions are unavailable on the " + r.target + " target: " + *why});
-    o.timing = solution_timing_policy(o.timing, r.target, python);
+    o.timing = solution_timing_policy(o.timing, r.target, python && o.python_launches_timed);
     r.timing_policy = o.timing;
 
     if (o.progress) o.progress("building " + r.solution_dir);
@@ -1134,6 +1134,7 @@ EvalOptions baseline_options(const Problem& p, const EvalOptions& o, const std::
   bo.work_dir = o.work_dir / "baseline";
   bo.target = target;
   bo.integrity = false;
+  bo.python_launches_timed = false;
   // The W^X rule guards against the agent's code, and the baseline is kbench's own: its vendor
   // libraries decide when they load code (cuDNN 9's libcudnn.so is a shim that loads its
   // sub-libraries on demand), which no kbench test can pin for every library version. On an H200

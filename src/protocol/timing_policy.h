@@ -56,12 +56,13 @@ struct TimingPolicy {
 };
 
 // The policy a solution is timed under: `asked` (the command line's), except that a Python
-// solution on cuda is timed without the blocking kernel. Its launches cost tens of microseconds of
-// interpreter and Triton launcher time each (34-40 us per softmax call on an H100, against 2.6 us
-// of GPU time), a cost the issue's rule makes the solution's own ("the launch overhead of Python
-// in a call is timed", as Python harnesses' CUDA events around a call time it); behind the
-// blocking kernel the samples would leave it out while kbench's own clock, which confirms them
-// (eval/timing_confirmation.h), sees it, and an honest Triton solution would read as tampered.
+// solution on cuda (`python`) is timed without the blocking kernel. Its launches cost tens of
+// microseconds of interpreter and Triton launcher time each (on an H100 a Triton softmax call
+// timed back to back cost 20-50 us more than kbench's own work, against 3 us of GPU time), a cost
+// that is the solution's own (docs/python-solutions.md, as Python harnesses' CUDA events around a
+// call time it); behind the blocking kernel the samples would leave it out while kbench's own
+// clock, which confirms them (eval/timing_confirmation.h), sees it, and every honest Triton
+// solution read as tampered.
 TimingPolicy solution_timing_policy(const TimingPolicy& asked, const std::string& target, bool python);
 
 nlohmann::json to_json(const TimingPolicy& p);
