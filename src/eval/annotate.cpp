@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kb {
 namespace {
 
@@ -24,6 +26,8 @@ std::string counts(const std::map<std::string, size_t>& m) {
 std::string display_name(const SassKernel& k) { return k.demangled.empty() ? k.name : k.demangled; }
 
 // What each kernel is made of: the facts behind a clean verdict, and the context of any other.
+// A Python solution's kernel names the line of its Triton function; a kernel compiled several
+// times alike (autotuning's configurations) is listed once.
 void add_kernel_facts(const EvalResult& r, Annotation& a) {
   if (!r.sass || !r.sass->available) return;
   for (const auto& k : r.sass->listing.kernels) {
@@ -31,7 +35,10 @@ void add_kernel_facts(const EvalResult& r, Annotation& a) {
     std::string text = fmt::format("{}: tensor cores {}; TMA {}", k.arch, counts(k.tensor_core()), counts(k.tma()));
     if (k.registers) text += fmt::format("; {} registers", *k.registers);
     if (k.count("STL") || k.count("LDL")) text += fmt::format("; local memory {} STL / {} LDL", k.count("STL"), k.count("LDL"));
-    a.evidence.push_back({"kernel", "", 0, k.name, text, display_name(k)});
+    const bool listed = std::any_of(a.evidence.begin(), a.evidence.end(), [&](const Evidence& e) {
+      return e.kind == "kernel" && e.kernel == k.name && e.text == text;
+    });
+    if (!listed) a.evidence.push_back({"kernel", k.source_file, k.source_line, k.name, text, display_name(k)});
   }
 }
 

@@ -537,6 +537,13 @@ class ShapeRun {
     // The problem's required instruction classes in the machine code Triton compiled (fails
     // closed without a disassembler, as for a C++ library); the facts go to result.json's `sass`.
     if (jit.cubins > 0) {
+      // Each kernel's source, for the annotation: the def of the Triton function it is named after.
+      const auto defs = triton_kernel_definitions(args_.library.parent_path() / "python" / "src");
+      for (auto& k : jit.sass.listing.kernels)
+        if (auto d = defs.find(k.name); d != defs.end()) {
+          k.source_file = d->second.file;
+          k.source_line = d->second.line;
+        }
       auto v = check_required_instructions(p_.required_instructions, "", jit.sass);
       jit_sass_ = std::move(jit.sass);
       if (v) return fail(std::move(*v));

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <regex>
 
+#include "target/python_solution.h"
+
 namespace kb {
 namespace fs = std::filesystem;
 
@@ -114,6 +116,55 @@ JitKernels jit_kernels(const fs::path& cache, bool sandbox) {
                          j.refused.size(), j.refused.size() == 1 ? "" : "s", j.refused.size() == 1 ? "s" : "",
                          j.refused.size() == 1 ? "is" : "are", listed);
   return j;
+}
+
+namespace {
+
+// How many brackets a line of Python opens minus how many it closes (its strings are not told
+// apart: a decorator's arguments rarely hold a bracket in a string).
+int bracket_balance(const std::string& line) {
+  int n = 0;
+  for (char c : line) {
+    if (c == '#') break;
+    if (c == '(' || c == '[' || c == '{') ++n;
+    if (c == ')' || c == ']' || c == '}') --n;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::map<std::string, KernelDefinition> triton_kernel_definitions(const fs::path& dir) {
+  static const std::regex decorator(R"(^@\s*([A-Za-z_][\w.]*))");
+  static const std::regex def(R"(^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\()");
+  std::map<std::string, KernelDefinition> out;
+  for (const fs::path& rel : python_files(dir)) {
+    std::ifstream in(dir / rel);
+    std::string line;
+    int number = 0, depth = 0;
+    bool jit = false;  // the decorators read so far, directly above, include a jit one
+    while (std::getline(in, line)) {
+      ++number;
+      if (depth > 0) {  // inside a decorator's arguments, over several lines
+        depth += bracket_balance(line);
+        continue;
+      }
+      const size_t first = line.find_first_not_of(" \t");
+      const std::string t = first == std::string::npos ? "" : line.substr(first);
+      std::smatch m;
+      if (std::regex_search(t, m, decorator)) {
+        const std::string name = m[1];
+        if (name == "jit" || (name.size() > 4 && name.compare(name.size() - 4, 4, ".jit") == 0)) jit = true;
+        depth = std::max(0, bracket_balance(t));
+      } else if (std::regex_search(t, m, def)) {
+        if (jit) out.try_emplace(m[1], KernelDefinition{rel.generic_string(), number});
+        jit = false;
+      } else if (!t.empty() && t[0] != '#') {
+        jit = false;  // a decorator applies to the def right below it
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace kb

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -52,5 +53,17 @@ struct JitKernels {
 // that does not exist or holds no cubin is available with no kernels (a Python solution that
 // launches none of its own); a file that is not a cubin adds no name.
 JitKernels jit_kernels(const std::filesystem::path& cache, bool sandbox);
+
+// Where a Python solution defines its Triton kernels, for the annotation to name the source of each
+// kernel its cubins define (a Triton kernel is named after its Python function): in the .py files
+// of `dir` (target/python_solution.h, python_files), every function whose decorators include a
+// `jit` one (`@triton.jit`, `@triton.jit(...)`, `@jit`, under `@triton.autotune(...)` and the
+// like, over any number of lines) -> the file, relative to `dir`, and the 1-based line of its
+// `def`. A name defined twice keeps its first definition in file order.
+struct KernelDefinition {
+  std::string file;
+  int line = 0;
+};
+std::map<std::string, KernelDefinition> triton_kernel_definitions(const std::filesystem::path& dir);
 
 }  // namespace kb

@@ -205,6 +205,8 @@ SassReport sass_from(const json& j) {
     kernel.shared_bytes = opt_int(k.at("shared_bytes"));
     kernel.local_bytes = opt_int(k.at("local_bytes"));
     kernel.evidence = get<std::vector<std::string>>(k, "evidence");
+    kernel.source_file = k.value("source_file", "");
+    kernel.source_line = k.value("source_line", 0);
     r.listing.kernels.push_back(std::move(kernel));
   }
   for (const auto& q : j.at("required")) {

@@ -236,7 +236,7 @@ std::set<std::string> SassReport::kernel_names() const {
 json to_json(const SassReport& r) {
   auto opt = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };
   json kernels = json::array();
-  for (const auto& k : r.listing.kernels)
+  for (const auto& k : r.listing.kernels) {
     kernels.push_back({{"name", k.name},
                        {"demangled", k.demangled},
                        {"arch", k.arch},
@@ -251,6 +251,8 @@ json to_json(const SassReport& r) {
                        {"shared_bytes", opt(k.shared_bytes)},
                        {"local_bytes", opt(k.local_bytes)},
                        {"evidence", k.evidence}});
+    if (!k.source_file.empty()) kernels.back().update({{"source_file", k.source_file}, {"source_line", k.source_line}});
+  }
   json required = json::array();
   for (const auto& q : r.required)
     required.push_back({{"arch", q.arch},

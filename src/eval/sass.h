@@ -54,6 +54,11 @@ struct SassKernel {
   std::vector<std::string> evidence;
   // From `cuobjdump -res-usage`, when it reported the kernel.
   std::optional<int> registers, stack_bytes, shared_bytes, local_bytes;
+  // Where the solution defines it, when kbench can say: a Python solution's Triton kernel, by its
+  // function's `def` (eval/jit_kernels.h, triton_kernel_definitions); the file is relative to the
+  // solution's staged sources (its own files and its kits' modules). Empty and 0 otherwise.
+  std::string source_file;
+  int source_line = 0;
 
   size_t count(std::string_view cls) const;
   std::map<std::string, size_t> tensor_core() const;

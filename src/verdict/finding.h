@@ -18,8 +18,9 @@ namespace kb {
 struct Evidence {
   std::string kind;    // "source" (a solution file line), "sass" (an instruction), "kernel" (a kernel's
                        // facts), "symbol" (an exported name), "output" (a wrong element), "message"
-  std::string file;    // "source": relative to the solution folder
-  int line = 0;        // "source": 1-based
+  std::string file;    // "source": relative to the solution folder; "kernel": where a Python
+                       // solution's Triton kernel is defined, relative to its staged sources
+  int line = 0;        // "source", "kernel" with a file: 1-based
   std::string kernel;  // "sass", "kernel": the kernel's name as in the binary
   std::string text;    // the verbatim line, instruction, symbol or element
   std::string note;    // what it shows (the rule matched, the class counted, ...)

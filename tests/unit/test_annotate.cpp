@@ -83,6 +83,32 @@ TEST(Annotate, PassIsCleanWithKernelFacts) {
   EXPECT_TRUE(has_evidence(a, "kernel", "UTMALDG x1")) << kb::to_json(a).dump(2);
 }
 
+// A Triton kernel's facts name its function's def; autotuning's configurations compiled alike are
+// one item, not one per cubin.
+TEST(Annotate, ATritonKernelNamesItsDefOnceHoweverManyConfigurationsWereCompiled) {
+  kb::EvalResult r;
+  r.finding = {};  // a pass
+  r.sass.emplace();
+  r.sass->available = true;
+  kb::SassKernel k;
+  k.name = "softmax_rows";
+  k.arch = "sm_90a";
+  k.source_file = "softmax_triton.py";
+  k.source_line = 21;
+  for (int config = 0; config < 4; ++config) r.sass->listing.kernels.push_back(k);
+  k.registers = 40;  // a fifth configuration that compiled differently is its own item
+  r.sass->listing.kernels.push_back(k);
+  const auto a = kb::annotate(r);
+  ASSERT_EQ(a.evidence.size(), 2u) << kb::to_json(a).dump(2);
+  for (const auto& e : a.evidence) {
+    EXPECT_EQ(e.kind, "kernel");
+    EXPECT_EQ(e.kernel, "softmax_rows");
+    EXPECT_EQ(e.file, "softmax_triton.py");
+    EXPECT_EQ(e.line, 21);
+  }
+  EXPECT_NE(a.evidence[1].text.find("40 registers"), std::string::npos) << a.evidence[1].text;
+}
+
 TEST(Annotate, MissingRequiredInstructionIsARubricLeakWithTheSassLines) {
   kb::EvalResult r;
   r.target = "cuda";

@@ -80,6 +80,13 @@ EvalResult sample_baseline() {
   k.registers = 64;
   k.shared_bytes = 1024;
   sass.listing.kernels.push_back(k);
+  SassKernel triton;  // a Python solution's kernel, with where its function is defined
+  triton.name = "softmax_rows";
+  triton.arch = "sm_90a";
+  triton.instructions = 300;
+  triton.source_file = "softmax_triton.py";
+  triton.source_line = 21;
+  sass.listing.kernels.push_back(triton);
   RequiredInstructions req;
   req.arch = "sm_90a";
   req.key = "sm_90a";

@@ -107,4 +107,64 @@ TEST(JitKernels, AFileThatIsNotACubinDefinesNothing) {
   EXPECT_NE(j.note.find("text.cubin"), std::string::npos) << j.note;
 }
 
+// The annotation names the source line of each Triton kernel: the def of the function under a jit
+// decorator, however the decorators are written; plain functions and a decorator separated from
+// its def are not kernels.
+TEST(JitKernels, TritonKernelsAreFoundAtTheirDefsWhateverTheirDecorators) {
+  TempDir dir("jit-defs");
+  fs::create_directories(dir.path() / "pkg");
+  std::ofstream(dir.path() / "solution.py") << R"PY(import triton
+import triton.language as tl
+from triton import jit
+
+
+@triton.jit
+def plain(x_ptr, n):
+    pass
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 128}, num_warps=4),
+             triton.Config({"BLOCK": 256}, num_warps=8)],  # (a comment)
+    key=["n"],
+)
+# a comment between decorators
+@triton.jit(do_not_specialize=["n"])
+def tuned(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+@jit
+def bare(x_ptr):
+    pass
+
+
+def setup(problem):
+    return None
+
+
+@staticmethod
+def not_a_kernel():
+    pass
+
+
+@triton.jit
+x = 1
+def orphan():
+    pass
+)PY";
+  std::ofstream(dir.path() / "pkg/kernels.py") << "import triton\n\n    @triton.jit\n    def nested(a):\n        pass\n";
+  const auto defs = kb::triton_kernel_definitions(dir.path());
+  ASSERT_EQ(defs.size(), 4u);
+  EXPECT_EQ(defs.at("plain").file, "solution.py");
+  EXPECT_EQ(defs.at("plain").line, 7);
+  EXPECT_EQ(defs.at("tuned").line, 18);
+  EXPECT_EQ(defs.at("bare").line, 23);
+  EXPECT_EQ(defs.at("nested").file, "pkg/kernels.py");
+  EXPECT_EQ(defs.at("nested").line, 4);
+  EXPECT_FALSE(defs.count("setup"));
+  EXPECT_FALSE(defs.count("not_a_kernel"));
+  EXPECT_FALSE(defs.count("orphan"));
+}
+
 }  // namespace
