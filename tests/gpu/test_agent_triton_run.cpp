@@ -72,8 +72,7 @@ TEST(AgentTritonRun, KbenchsLoopWritesATritonSoftmaxAndTheRunJudgesItOnTheGpu) {
       std::chrono::minutes(9));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::vector<fs::path> runs;
-  for (const auto& e : fs::directory_iterator(root / "runs")) runs.push_back(e.path());
+  const std::vector<fs::path> runs = kbtest::run_dirs(root / "runs");
   ASSERT_EQ(runs.size(), 1u);
   const fs::path run = runs[0];
   EXPECT_EQ(kbtest::slurp(run / "solution/solution.py"), solution) << "the run judges the file the model wrote";

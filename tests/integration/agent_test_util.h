@@ -25,6 +25,13 @@ inline std::string slurp(const std::filesystem::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
+// The run directories `kbench run` made under `runs` (a test's own --runs-dir).
+inline std::vector<std::filesystem::path> run_dirs(const std::filesystem::path& runs) {
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(runs)) dirs.push_back(e.path());
+  return dirs;
+}
+
 // A number no other process on the machine sleeps for: the marker of a test's stray process.
 inline std::string marker_seconds(int salt) { return std::to_string(7000000 + (getpid() % 10000) * 10 + salt); }
 

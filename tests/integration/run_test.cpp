@@ -43,8 +43,7 @@ fs::path make_kit(const fs::path& root, const std::string& script) {
 }
 
 fs::path only_run(const fs::path& runs) {
-  std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(runs)) dirs.push_back(e.path());
+  const std::vector<fs::path> dirs = kbtest::run_dirs(runs);
   EXPECT_EQ(dirs.size(), 1u);
   return dirs.empty() ? fs::path() : dirs[0];
 }
