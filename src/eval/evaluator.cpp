@@ -726,6 +726,7 @@ class ShapeRun {
     }
     t.tail_checks = reply.tail_checks;  // result.json keeps them as the worker measured them
     t.event_samples = reply.event_samples;
+    t.host_call_samples = reply.host_call_seconds;
     t.span_samples = reply.span_samples;
     r_.timing = t;
     r_.gpu_work = reply.gpu_work;
@@ -947,14 +948,17 @@ void summarize_scores(EvalResult& r) {
   if (achievable.size() == peak.size()) r.achievable_fraction_geomean = geomean(achievable);
 }
 
-EvalResult evaluate_build(const Problem& p, const fs::path& solution_dir, const EvalOptions& asked,
+EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const EvalOptions& asked,
                           const std::vector<std::string>& libraries) {
+  // Absolute and without "..": the build and the scan run in sandboxes that bind this folder by its
+  // normal path, where "build/../problems/..." names a folder that is not there.
+  const fs::path solution_dir = fs::absolute(given_dir).lexically_normal();
   const auto t0 = std::chrono::steady_clock::now();
   EvalOptions o = asked;  // the timing policy is the solution's (solution_timing_policy), once its language is known
   EvalResult r;
   r.mode = o.check && o.bench ? "eval" : o.bench ? "bench" : "check";
   r.problem = p.name;
-  r.solution_dir = fs::absolute(solution_dir).lexically_normal().string();
+  r.solution_dir = solution_dir.string();
   r.kbench_version = kbench_version();
   r.started_at = now_iso8601();
   r.timing_policy = o.timing;

@@ -136,6 +136,7 @@ TimingRecord timing_from(const json& j) {
   // Without its samples a record cannot be rebuilt as written (its summaries, "event").
   t.samples = get<std::vector<double>>(j, "samples");
   t.event_samples = get<std::vector<double>>(j, "event_samples");
+  t.host_call_samples = j.value("host_call_samples", std::vector<double>{});
   t.seconds = summarize(t.samples);  // throws on no samples: a record the evaluator never writes
   return t;
 }

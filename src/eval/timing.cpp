@@ -1,6 +1,8 @@
 #include "eval/timing.h"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 
 namespace kb {
 namespace {
@@ -25,6 +27,13 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
     const Summary e = summarize(r.event_samples);
     j["event"] = {{"median", e.median}, {"min", e.min}, {"rel_stdev", e.rel_stdev}};
   }
+  std::vector<double> host_call;
+  std::copy_if(r.host_call_samples.begin(), r.host_call_samples.end(), std::back_inserter(host_call),
+               [](double v) { return std::isfinite(v); });
+  if (!host_call.empty()) {
+    const Summary h = summarize(host_call);
+    j["host_call"] = {{"median", h.median}, {"min", h.min}, {"p90", h.p90}};
+  }
   if (r.confirmation) {
     const ConfirmationRecord& c = *r.confirmation;
     j["confirmation"] = {{"calls", c.calls},
@@ -39,6 +48,7 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   if (with_samples) {
     j["samples"] = r.samples;
     j["event_samples"] = r.event_samples;
+    if (!r.host_call_samples.empty()) j["host_call_samples"] = r.host_call_samples;
   }
   return j;
 }

@@ -49,6 +49,10 @@ struct TimingRecord {
   // how many samples took the activity span (cold_sample_seconds).
   std::vector<double> event_samples;
   size_t span_samples = 0;
+  // The host's time inside each kept sample's call (Device::TimedCall::host_seconds): on cuda the
+  // launch cost, which the blocking kernel keeps out of a C++ solution's samples and a Python
+  // solution's hold; empty in records written before kbench measured it.
+  std::vector<double> host_call_samples;
   std::optional<ConfirmationRecord> confirmation;  // absent where not run (kbench's baseline)
 };
 

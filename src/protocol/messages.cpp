@@ -166,6 +166,7 @@ void to_json(json& j, const BenchReply& m) {
        {"rechecked", m.rechecked},
        {"timed_calls", m.timed_calls},
        {"event_samples", m.event_samples},
+       {"host_call_seconds", m.host_call_seconds},
        {"span_samples", m.span_samples},
        {"tail_checks", m.tail_checks},
        {"gpu_work", m.gpu_work},
@@ -193,6 +194,7 @@ void from_json(const json& j, BenchReply& m) {
   m.rechecked = field<std::vector<RecheckedCall>>(j, msg, "rechecked");
   m.timed_calls = field<uint64_t>(j, msg, "timed_calls");
   m.event_samples = field_or<std::vector<double>>(j, msg, "event_samples", {});
+  m.host_call_seconds = field_or<std::vector<double>>(j, msg, "host_call_seconds", {});
   m.span_samples = field_or<size_t>(j, msg, "span_samples", 0);
   if (j.contains("hot")) m.hot = field<HotTiming>(j, msg, "hot");
   m.tail_checks = field<std::vector<TailCheck>>(j, msg, "tail_checks");

@@ -127,6 +127,7 @@ struct BenchReply {
   std::string phase;
   std::optional<uint64_t> iteration;
   std::vector<double> samples, sm_clocks_mhz, warmup_call_seconds, event_samples;
+  std::vector<double> host_call_seconds;  // each kept sample's TimedCall::host_seconds
   double max_sm_clock_mhz = 0;
   size_t throttled = 0, warmup_calls = 0, span_samples = 0;
   uint64_t timed_calls = 0;

@@ -108,6 +108,9 @@ class Device {
     double seconds = 0;         // the call's duration, measured the target's way
     double sm_clock_mhz = NAN;  // SM clock over the call when the target can tell, else NaN
     double sm_clock_start_mhz = NAN;  // SM clock just before the call (the throttle check's), else NaN
+    // The host's time inside the call, from entering it to its return (steady clock): on the host
+    // target the call itself; on cuda its launch cost, with the GPU's work possibly still running.
+    double host_seconds = NAN;
   };
   // Runs `call` once, cold-timed the target's way; `call` returns the solution's code, stored in *rc.
   virtual TimedCall time_call(const std::function<int()>& call, int* rc) = 0;

@@ -374,7 +374,7 @@ class Worker {
     // it but the call is outside the timed interval, and every call gets the same treatment, so
     // nothing tells a re-checked call from another before it has run.
     StoppingCriterion stop(pol);
-    std::vector<double> samples, clocks, event_samples;
+    std::vector<double> samples, clocks, event_samples, host_call_seconds;
     size_t span_samples = 0;
     size_t throttled = 0;
     std::vector<std::vector<std::byte>> kept_outputs;
@@ -410,6 +410,7 @@ class Worker {
       } else {
         samples.push_back(seconds);
         event_samples.push_back(t.seconds);
+        host_call_seconds.push_back(t.host_seconds);
         span_samples += used_span;
         if (std::isfinite(t.sm_clock_mhz)) clocks.push_back(t.sm_clock_mhz);
       }
@@ -457,6 +458,7 @@ class Worker {
     r.wall_seconds = std::chrono::duration<double>(Clock::now() - s0).count();
     r.timed_calls = it;
     r.event_samples = event_samples;
+    r.host_call_seconds = host_call_seconds;
     r.span_samples = span_samples;
 
     // Hot timing: enough back-to-back calls to fill hot_seconds at the cold median, 10 to 1000.

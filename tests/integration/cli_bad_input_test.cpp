@@ -307,4 +307,13 @@ TEST(CliBadInput, EveryPathOptionRefusesAPathThatCannotServe) {
   fs::remove_all(dir);
 }
 
+// A solution folder named through ".." (a relative path typed from the build folder) is the folder
+// it names: the build's sandbox binds the normal path, where the ".." spelling found no source.
+TEST(CliBadInput, ASolutionFolderNamedThroughDotDotIsJudgedAsThatFolder) {
+  const std::string dotted = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/../softmax/solutions/host-naive";
+  auto r = kbench({"check", "softmax", dotted, "--target", "host", "--shape", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("verdict PASS"), std::string::npos) << r.output;
+}
+
 }  // namespace

@@ -128,6 +128,7 @@ EvalResult sample_baseline() {
       t.samples = {1.5e-5, 1.25e-5, 1.75e-5};
       t.seconds = summarize(t.samples);
       t.event_samples = {1.4e-5, 1.2e-5, 1.7e-5};
+      t.host_call_samples = {3e-6, 2.5e-6, 4e-6};
       t.warmup_calls = 12;
       t.stop_reason = "noise";
       t.wall_seconds = 0.5;
@@ -189,6 +190,8 @@ TEST(EvalResultJson, ReadingBackWritesTheSameDocument) {
   EXPECT_DOUBLE_EQ(back.shapes[0].timing->seconds.median, r.shapes[0].timing->seconds.median);
   ASSERT_TRUE(back.shapes[0].roofline);
   EXPECT_DOUBLE_EQ(back.shapes[0].roofline->peak_fraction, r.shapes[0].roofline->peak_fraction);
+  EXPECT_EQ(back.shapes[0].timing->host_call_samples, r.shapes[0].timing->host_call_samples);
+  EXPECT_DOUBLE_EQ(written["shapes"][0]["timing"]["host_call"]["median"].get<double>(), 3e-6);
   EXPECT_FALSE(back.shapes[1].timing);
   EXPECT_TRUE(std::isnan(back.shapes[0].checks[0].outputs[0].max_ulp_err));
   EXPECT_EQ(back.shapes[0].checks[0].seed, 18446744073709551615ull);

@@ -60,6 +60,7 @@ std::vector<Case> cases() {
   bench.sm_clocks_mhz = {1500, 1600};
   bench.warmup_call_seconds = {3e-3};
   bench.event_samples = {0.9e-3, 1.9e-3};
+  bench.host_call_seconds = {4e-6, 5e-6};
   bench.max_sm_clock_mhz = 1980;
   bench.throttled = 2;
   bench.warmup_calls = 17;
@@ -86,7 +87,7 @@ std::vector<Case> cases() {
       make("repeat request", RepeatRequest{21, 4}),
       make("repeat reply", repeat, {"gpu_work"}, {"gpu_work"}),
       make("bench request", BenchRequest{{31, 32}, odd_policy(), 33, 34, 5}),
-      make("bench reply", bench, {"warmup_call_seconds", "event_samples", "span_samples", "hot", "gpu_work"}, {"gpu_work"}),
+      make("bench reply", bench, {"warmup_call_seconds", "event_samples", "host_call_seconds", "span_samples", "hot", "gpu_work"}, {"gpu_work"}),
       make("confirm-prepare request", ConfirmPrepareRequest{64}),
       make("confirm-prepare reply", ConfirmPrepareReply{64}),
       make("confirm request", ConfirmRequest{51}),

@@ -194,6 +194,7 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
   if (blocking_kernel_)
     KB_CUDA_CHECK(cuda::launch_blocking(flags_.device<int32_t>(), flags_.device<int32_t>() + 1,
                                         static_cast<uint64_t>(kBlockingTimeoutSeconds * 1e9), stream_.get()));
+  double host_seconds = NAN;
   struct Release {  // whatever happens below, the blocking kernel is released
     volatile int32_t* f;
     ~Release() {
@@ -212,7 +213,9 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
     // cost, TimingPolicy::blocking_kernel), not hidden behind the flush and the probe still running.
     if (!blocking_kernel_) KB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     KB_CUDA_CHECK(cudaEventRecord(start_.get(), stream_.get()));
+    const auto h0 = std::chrono::steady_clock::now();
     *rc = call();
+    host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count();
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) throw_cuda_error(launch, "a kernel launch inside the solution's kb_run", __FILE__, __LINE__);
     KB_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_.get()));
@@ -230,7 +233,7 @@ Device::TimedCall CudaDevice::time_call(const std::function<int()>& call, int* r
   float ms = 0;
   KB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
   const auto* stamps = clock_stamps_.host<const cuda::ClockStamp>();
-  return {ms * 1e-3, sm_clock_between(stamps), probe_clock(stamps[0])};
+  return {ms * 1e-3, sm_clock_between(stamps), probe_clock(stamps[0]), host_seconds};
 }
 
 // The SM clock over a timed call: from the first probe's start to the second's end when both ran

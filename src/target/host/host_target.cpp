@@ -61,7 +61,8 @@ class HostDevice final : public Device {
     const auto t0 = std::chrono::steady_clock::now();
     *rc = call();
     const auto t1 = std::chrono::steady_clock::now();
-    return {std::chrono::duration<double>(t1 - t0).count(), NAN};
+    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    return {seconds, NAN, NAN, seconds};
   }
 
   double time_hot(const std::vector<std::function<int()>>& calls, int* rc, std::string* mode) override {
