@@ -110,6 +110,17 @@ TEST(Cli, HostCeilingsArePositive) {
   EXPECT_GT(j["compute"]["fp32"]["value"].get<double>(), 1e8);
 }
 
+// The cuda target's timing knobs reach the policy the worker times under, and result.json says so.
+TEST(Cli, TheTimingKnobsAreRecordedInTheResultsPolicy) {
+  const std::string solution = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/host-naive";
+  auto r = kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--max-time", "0.2",
+                   "--no-hot-capture", "--no-blocking-kernel", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["timing_policy"]["hot_capture"], false) << j["timing_policy"].dump();
+  EXPECT_EQ(j["timing_policy"]["blocking_kernel"], false) << j["timing_policy"].dump();
+}
+
 TEST(Cli, ShowNamesTheComparatorOfTopkIndices) {
   auto r = kbench({"show", "topk"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
