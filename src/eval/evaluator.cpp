@@ -220,12 +220,9 @@ class ShapeRun {
     r_.bytes = p.bytes.eval(vars);
     args_ = WorkerArgs{target, p.dir, library, index};
     // A Python solution on cuda compiles its kernels into a JIT cache kbench reads after setup
-    // (eval/jit_kernels.h): one per shape, emptied now, so that nothing compiled before this
-    // evaluation, by this solution or another, counts as its own.
+    // (eval/jit_kernels.h): the evaluation's, emptied by evaluate_build before its first shape.
     if (target == "cuda" && is_python_build(library)) {
-      args_.jit_cache = o.work_dir / fmt::format("jit-cache-shape{}", index);
-      std::error_code ec;
-      fs::remove_all(args_.jit_cache, ec);
+      args_.jit_cache = jit_cache_folder(o.work_dir);
       fs::create_directories(args_.jit_cache);
     }
     const auto known = o.expected_seconds.find(index);
@@ -1065,6 +1062,13 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       r.compute_peak = ceilings->compute_peak(p.compute_peak).value;
       r.memory_peak = ceilings->memory_peak(p.memory_peak).value;
       if (ceilings->launch_floor) r.launch_floor_seconds = ceilings->launch_floor->value;
+    }
+    // One Triton cache for the evaluation's shapes (eval/jit_kernels.h), emptied now, before any of
+    // their workers starts: nothing compiled before this evaluation counts as the solution's own,
+    // and a kernel one shape compiled is found by the next shapes' setup instead of compiled again.
+    if (python && r.target == "cuda") {
+      std::error_code ec;
+      fs::remove_all(jit_cache_folder(o.work_dir), ec);
     }
     std::vector<size_t> shapes = o.shapes;
     if (shapes.empty())

@@ -3,8 +3,12 @@
 //
 // A C++ solution's kernels are those its built library defines (eval/sass.h). A Python solution's
 // library is kbench's bridge; its kernels are compiled at run time by Triton, into Triton's cache
-// folder. kbench gives each shape's worker a cache folder of its own, emptied before the worker
-// starts and bound writable into its sandbox (TRITON_CACHE_DIR), and reads it once kb_setup has
+// folder. kbench gives each evaluation a cache folder of its own (jit_cache_folder), emptied
+// before its first shape's worker starts and bound writable into each shape's worker in turn
+// (TRITON_CACHE_DIR): what an earlier shape compiled, a later shape's setup finds there instead of
+// compiling it again (on an H100, with an empty cache for every shape, each shape's setup of a
+// Triton softmax took 4.2-5.1 s), and it counts as the solution's own as it did then. kbench
+// reads the folder once kb_setup has
 // returned -- every kernel must be compiled in setup, since a compilation inside kb_run is killed
 // by the system-call filter. The kernels its .cubin files define, as cuobjdump names them, are
 // the solution's own; every other kernel that runs is foreign: torch's aten operators, cuBLAS,
@@ -53,6 +57,9 @@ struct JitKernels {
 // that does not exist or holds no cubin is available with no kernels (a Python solution that
 // launches none of its own); a file that is not a cubin adds no name.
 JitKernels jit_kernels(const std::filesystem::path& cache, bool sandbox);
+
+// The JIT cache of the evaluation whose worker files go to `work_dir`.
+inline std::filesystem::path jit_cache_folder(const std::filesystem::path& work_dir) { return work_dir / "jit-cache"; }
 
 // Where a Python solution defines its Triton kernels, for the annotation to name the source of each
 // kernel its cubins define (a Triton kernel is named after its Python function): in the .py files

@@ -23,7 +23,7 @@ std::vector<std::pair<std::string, std::string>> worker_environment() {
       // cache private to this worker, as the CUDA cache is. Triton puts its cache, dump and
       // override folders under its home (TRITON_HOME, else ~) unless each is named: all three
       // are, so that no *HOME variable is needed. On cuda the worker points TRITON_CACHE_DIR at the
-      // shape's JIT cache instead, which kbench reads (--jit-cache, eval/jit_kernels.h).
+      // evaluation's JIT cache instead, which kbench reads (--jit-cache, eval/jit_kernels.h).
       {"PYTHONNOUSERSITE", "1"},
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"TRITON_CACHE_DIR", "/tmp/triton-cache"},
