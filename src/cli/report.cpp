@@ -72,6 +72,7 @@ void print_result(std::ostream& out, const EvalResult& r, bool color) {
         << reason_name(r.finding.reason) << ")\n";
     if (r.finding.reason != Reason::build_error) out << "  " << terminal_text(r.finding.message) << "\n";
   }
+  out << report::launch_cost_line(r);
   // What the machine code holds (docs/result-schema.md `sass`) and how the run reads (docs/annotations.md).
   if (r.sass && r.sass->available) {
     std::map<std::string, size_t> tensor, tma;

@@ -1,6 +1,7 @@
 #include "report/verdict_table.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -73,6 +74,24 @@ std::string duration_text(double s) {
   if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
   return fmt::format("{:.3f} s", s);
+}
+
+std::string launch_cost_line(const EvalResult& r) {
+  if (r.target != "cuda" || r.timing_policy.blocking_kernel) return "";
+  std::vector<std::string> medians;
+  bool any = false;
+  for (const auto& s : r.shapes) {
+    std::vector<double> host;
+    if (s.timing)
+      for (double v : s.timing->host_call_samples)
+        if (std::isfinite(v)) host.push_back(v);
+    any = any || !host.empty();
+    medians.push_back(host.empty() ? "-" : duration_text(summarize(host).median));
+  }
+  if (!any) return "";
+  return fmt::format("  launches the host's time inside each timed call, median per shape: {} (in the median: "
+                     "timed with its launches)\n",
+                     fmt::join(medians, ", "));
 }
 
 std::string verdict_table(const EvalResult& r, bool color) {

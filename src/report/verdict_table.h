@@ -21,4 +21,10 @@ std::string duration_text(double seconds);
 // (the widths are those of the unpainted text).
 std::string verdict_table(const EvalResult& r, bool color);
 
+// For a cuda result timed with its launches (no blocking kernel: a Python solution, or
+// --no-blocking-kernel), one line, "  launches " and the median of the host's time inside each
+// shape's timed calls (TimingRecord::host_call_samples), so that a reader sees how much of a cold
+// median the launches are; "" for any other result, or where no shape recorded it.
+std::string launch_cost_line(const EvalResult& r);
+
 }  // namespace kb::report

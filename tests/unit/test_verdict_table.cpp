@@ -86,6 +86,29 @@ TEST(VerdictTable, GpuResultWithBaseline) {
             "  base K not a multiple of 16         251.20 us        250.00 us  547.30 TFLOP/s  321.60 GB/s  27.7%  27.7%           -\n");
 }
 
+// A cuda result timed with its launches (a Python solution) says what the host's part of each
+// shape's cold median was; a result behind the blocking kernel, or on the host, says nothing.
+TEST(VerdictTable, ALaunchTimedResultNamesTheHostsTimePerCall) {
+  EvalResult r;
+  r.target = "cuda";
+  r.timing_policy.blocking_kernel = false;
+  r.shapes.push_back(shape("batch=64 vocab=1024", true, 4, 4));
+  timed(r.shapes.back(), 237.8e-6, 10e-6, 6.2e-6, 1e9, 2e9, 0.001, 0.001);
+  r.shapes.back().timing->host_call_samples = {60e-6, 62e-6, NAN, 58e-6};
+  r.shapes.push_back(shape("batch=4 vocab=131072", false, 4, 1));  // failed before timing
+  EXPECT_EQ(report::launch_cost_line(r),
+            "  launches the host's time inside each timed call, median per shape: 60.00 us, - (in the median: timed "
+            "with its launches)\n");
+  r.timing_policy.blocking_kernel = true;
+  EXPECT_EQ(report::launch_cost_line(r), "");
+  r.timing_policy.blocking_kernel = false;
+  r.target = "host";
+  EXPECT_EQ(report::launch_cost_line(r), "");
+  r.target = "cuda";
+  r.shapes[0].timing->host_call_samples.clear();  // a record from before kbench measured it
+  EXPECT_EQ(report::launch_cost_line(r), "");
+}
+
 // Painted marks do not shift the columns: the escape sequences wrap the padded mark.
 TEST(VerdictTable, ColorPaintsOnlyTheMark) {
   EvalResult r;
