@@ -89,8 +89,9 @@ struct OutDir {
 nlohmann::json evaluate(const Entry& e, const fs::path& out, kb::CommandResult* result = nullptr) {
   std::vector<std::string> argv = {KBENCH_BINARY, "eval", e.problem, e.dir.string(), "--target", CORPUS_TARGET,
                                    "--json", "--out", out.string(),
-                                   // Short timing: the corpus proves verdicts, not speed.
-                                   "--max-time", "0.2", "--min-samples", "5", "--warmup", "0.02"};
+                                   // Short timing and no baseline: the corpus proves verdicts, not
+                                   // speed (deck-table times the baselines).
+                                   "--max-time", "0.2", "--min-samples", "5", "--warmup", "0.02", "--no-baseline"};
   argv.insert(argv.end(), e.args.begin(), e.args.end());
   auto r = kb::run_command(argv, std::chrono::minutes(5));
   auto j = nlohmann::json::parse(r.output.substr(std::min(r.output.find('{'), r.output.size())), nullptr, false);
