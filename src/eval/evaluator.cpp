@@ -221,10 +221,7 @@ class ShapeRun {
     args_ = WorkerArgs{target, p.dir, library, index};
     // A Python solution on cuda compiles its kernels into a JIT cache kbench reads after setup
     // (eval/jit_kernels.h): the evaluation's, emptied by evaluate_build before its first shape.
-    if (target == "cuda" && is_python_build(library)) {
-      args_.jit_cache = jit_cache_folder(o.work_dir);
-      fs::create_directories(args_.jit_cache);
-    }
+    if (target == "cuda" && is_python_build(library)) args_.jit_cache = jit_cache_folder(o.work_dir);
     const auto known = o.expected_seconds.find(index);
     limits_ = o.call_timeout.count() > 0
                   ? fixed_call_timeout(o.call_timeout)
@@ -534,13 +531,6 @@ class ShapeRun {
     // The problem's required instruction classes in the machine code Triton compiled (fails
     // closed without a disassembler, as for a C++ library); the facts go to result.json's `sass`.
     if (jit.cubins > 0) {
-      // Each kernel's source, for the annotation: the def of the Triton function it is named after.
-      const auto defs = triton_kernel_definitions(args_.library.parent_path() / "python" / "src");
-      for (auto& k : jit.sass.listing.kernels)
-        if (auto d = defs.find(k.name); d != defs.end()) {
-          k.source_file = d->second.file;
-          k.source_line = d->second.line;
-        }
       auto v = check_required_instructions(p_.required_instructions, "", jit.sass);
       jit_sass_ = std::move(jit.sass);
       if (v) return fail(std::move(*v));
@@ -1069,6 +1059,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     if (python && r.target == "cuda") {
       std::error_code ec;
       fs::remove_all(jit_cache_folder(o.work_dir), ec);
+      fs::create_directories(jit_cache_folder(o.work_dir));
     }
     std::vector<size_t> shapes = o.shapes;
     if (shapes.empty())
@@ -1117,8 +1108,17 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       }
       run->set_hooks(std::move(hooks));
       const bool passed = run->run(*target, ceilings ? &*ceilings : nullptr);
-      // A Python solution's SASS facts: its first judged shape's cubins (the bridge has none).
-      if (!r.sass && run->jit_sass()) r.sass = run->jit_sass();
+      // A Python solution's SASS facts: its first judged shape's cubins (the bridge has none), each
+      // kernel with the def of the Triton function it is named after, for the annotation.
+      if (!r.sass && run->jit_sass()) {
+        r.sass = run->jit_sass();
+        const auto defs = triton_kernel_definitions(b.library.parent_path() / "python" / "src");
+        for (auto& k : r.sass->listing.kernels)
+          if (auto d = defs.find(k.name); d != defs.end()) {
+            k.source_file = d->second.file;
+            k.source_line = d->second.line;
+          }
+      }
       if (!passed && !first_failure.failed())
         first_failure = result.finding.located(fmt::format("shape {} ({}): ", i, result.label));
       r.shapes.push_back(result);

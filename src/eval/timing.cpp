@@ -11,6 +11,14 @@ nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::js
 
 }  // namespace
 
+std::optional<Summary> host_call_summary(const TimingRecord& r) {
+  std::vector<double> host;
+  std::copy_if(r.host_call_samples.begin(), r.host_call_samples.end(), std::back_inserter(host),
+               [](double v) { return std::isfinite(v); });
+  if (host.empty()) return std::nullopt;
+  return summarize(host);
+}
+
 nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   const Summary& s = r.seconds;
   nlohmann::json j = {{"n", s.n}, {"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},
@@ -27,13 +35,7 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
     const Summary e = summarize(r.event_samples);
     j["event"] = {{"median", e.median}, {"min", e.min}, {"rel_stdev", e.rel_stdev}};
   }
-  std::vector<double> host_call;
-  std::copy_if(r.host_call_samples.begin(), r.host_call_samples.end(), std::back_inserter(host_call),
-               [](double v) { return std::isfinite(v); });
-  if (!host_call.empty()) {
-    const Summary h = summarize(host_call);
-    j["host_call"] = {{"median", h.median}, {"min", h.min}, {"p90", h.p90}};
-  }
+  if (const auto h = host_call_summary(r)) j["host_call"] = {{"median", h->median}, {"min", h->min}, {"p90", h->p90}};
   if (r.confirmation) {
     const ConfirmationRecord& c = *r.confirmation;
     j["confirmation"] = {{"calls", c.calls},

@@ -56,6 +56,11 @@ struct TimingRecord {
   std::optional<ConfirmationRecord> confirmation;  // absent where not run (kbench's baseline)
 };
 
+// The summary of `r.host_call_samples` that are finite (a target that does not measure the host's
+// time records NaN), or nullopt when none is: what result.json's `host_call` and the verdict's
+// `launches` line report.
+std::optional<Summary> host_call_summary(const TimingRecord& r);
+
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);
 
 }  // namespace kb

@@ -81,12 +81,9 @@ std::string launch_cost_line(const EvalResult& r) {
   std::vector<std::string> medians;
   bool any = false;
   for (const auto& s : r.shapes) {
-    std::vector<double> host;
-    if (s.timing)
-      for (double v : s.timing->host_call_samples)
-        if (std::isfinite(v)) host.push_back(v);
-    any = any || !host.empty();
-    medians.push_back(host.empty() ? "-" : duration_text(summarize(host).median));
+    const std::optional<Summary> host = s.timing ? host_call_summary(*s.timing) : std::nullopt;
+    any = any || host.has_value();
+    medians.push_back(host ? duration_text(host->median) : "-");
   }
   if (!any) return "";
   return fmt::format("  launches the host's time inside each timed call, median per shape: {} (in the median: "

@@ -20,7 +20,9 @@ namespace kb {
 // reads a constant 1.2-1.8 us longer than the span at every copy size from 1 to 256 MiB on an H200,
 // at the same SM clock: docs/evaluation.md.) As a last guard, events that
 // exceed the span by more than max(kSpanAgreementSeconds, kSpanAgreementFraction of the events)
-// stand: a gap that large is not launch overhead.
+// stand: a gap that large is not launch overhead. A call timed with its launches (no blocking kernel:
+// TimingPolicy::blocking_kernel) has no span to offer: its events' interval, host time included, is
+// its time.
 inline constexpr double kSpanAgreementSeconds = 20e-6;
 inline constexpr double kSpanAgreementFraction = 0.25;
 double cold_sample_seconds(double event_seconds, double span_seconds, bool* used_span);

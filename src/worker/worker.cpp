@@ -400,11 +400,10 @@ class Worker {
       const Device::TimedCall t = device_->time_call(run_set(set), &rc);
       if (rc != 0) return reply(BenchReply::failed(rc, "timing", it));
       bool used_span = false;
-      // The kernels' activity span may stand in for the events only where the host's time is
-      // meant to stay out (behind the blocking kernel); without it the events' interval, host time
-      // included, is the sample (TimingPolicy::blocking_kernel).
+      // Without the blocking kernel the host's time is meant to be in the sample: no span is offered
+      // (target/call_timing.h).
       const double span = work_span_seconds(collect(ledger));
-      const double seconds = pol.blocking_kernel ? cold_sample_seconds(t.seconds, span, &used_span) : t.seconds;
+      const double seconds = cold_sample_seconds(t.seconds, pol.blocking_kernel ? span : NAN, &used_span);
       if (throttled_sample(t.sm_clock_start_mhz, t.sm_clock_mhz, max_clock, pol.throttle_threshold)) {
         ++throttled;
       } else {
