@@ -55,4 +55,12 @@ bool is_tampering_evidence(double claimed_median, double unloaded_per_call, doub
   return unloaded_per_call > slack * claimed_median;
 }
 
+bool run_is_tampering_evidence(double claimed_median, double wall, size_t calls, const ConfirmationAllowance& a,
+                               double busiest_wait, bool hidden_contention_ruled_out) {
+  if (!(wall > 0)) return false;
+  const double wait = std::clamp(busiest_wait, 0.0, wall);
+  return is_tampering_evidence(claimed_median, confirmed_seconds_per_call(wall - wait, calls, a), wait / wall,
+                               hidden_contention_ruled_out);
+}
+
 }  // namespace kb

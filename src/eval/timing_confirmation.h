@@ -28,15 +28,18 @@
 // makes W longer. The time the thread that calls kb_run spent waiting for a CPU during W
 // (eval/run_delay.h: the kernel's statistics, read by the parent) is load, not the solution's, and
 // is forgiven: a run upholds the claim when W does, or W less that wait does. A failing run is
-// evidence of tampering only when, with that wait forgiven, its calls still took more than
-// kConfirmationSlack x the claim on a quiet machine (the wait at most kQuietWaitFraction of W), or
-// more than kLoadedEvidenceSlack x on a loaded one: a loaded host also slows the calls that do run
+// evidence of tampering only when, with the longest wait of any of the worker's threads forgiven,
+// its calls still took more than kConfirmationSlack x the claim on a quiet machine (that wait at
+// most kQuietWaitFraction of W), or more than kLoadedEvidenceSlack x on a loaded one (any thread:
+// an OpenMP team's threads wait for a CPU while the calling thread spins at their barrier, and an
+// honest OpenMP top-k on a loaded 2-core machine read as tampered by the caller's wait alone): a loaded host also slows the calls that do run
 // (shared caches and memory bandwidth, which no scheduler statistic shows; an honest
 // single-threaded softmax on a 2-core machine at load 6 showed 2.9x). When no failing run is
 // evidence, kbench says it could not judge (`timing_unconfirmed`, an error), never `fail`.
-// Only the calling thread's wait counts: a solution's other threads, busy or not, forgive nothing.
-// What it can still do is make its own calling thread wait while other threads compute; the
-// forgiven share of W is then the part of its time it hid, which threat-model.md states.
+// Only the calling thread's wait upholds a claim: a solution's other threads, busy or not, forgive
+// nothing there; their waits can only turn a fail into `timing_unconfirmed` (no score). What it
+// can still do is make its own calling thread wait while other threads compute; the forgiven share
+// of W is then the part of its time it hid, which threat-model.md states.
 #pragma once
 
 #include <cstddef>
@@ -131,5 +134,12 @@ bool upholds(double claimed_median, double confirmed_per_call);
 // pass and never a fail.
 bool is_tampering_evidence(double claimed_median, double unloaded_per_call, double waited_fraction,
                            bool hidden_contention_ruled_out);
+
+// One confirmation run's verdict on a claim it did not uphold, from its wall time W and the run-delay
+// growth of the solution's threads during it: `busiest_wait`, the longest of any thread's (the
+// calling thread's included), is forgiven and decides whether the run was quiet
+// (is_tampering_evidence with W less that wait, and that wait over W).
+bool run_is_tampering_evidence(double claimed_median, double wall, size_t calls, const ConfirmationAllowance& a,
+                               double busiest_wait, bool hidden_contention_ruled_out);
 
 }  // namespace kb
