@@ -236,6 +236,9 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-hot-capture{false}", t.hot_capture,
                   "cuda: time the hot calls back to back on the stream instead of replaying them from a captured "
                   "CUDA graph (timing.hot's mode is then \"stream\": a Python solution's launch cost per call is in it)");
+    cmd->add_flag("--steady-floor", t.steady_floor,
+                  "Score each call as no faster than the calls' steady cost back to back on the stream with their "
+                  "launches (timing.steady; always on for a Python solution on cuda, whose launch cost is its own)");
     cmd->add_flag("--no-perturb{false}", t.perturb,
                   "Time every call on its input set as generated, not perturbed (to measure what the perturbation "
                   "costs; a result so obtained does not rule out a result cache)");

@@ -218,7 +218,7 @@ class ShapeRun {
     const Variables vars = p.variables(shape_);
     r_.flops = p.flops.eval(vars);
     r_.bytes = p.bytes.eval(vars);
-    args_ = WorkerArgs{target, p.dir, library, index};
+    args_ = WorkerArgs{target, p.dir, library, index, {}};
     // A Python solution on cuda compiles its kernels into a JIT cache kbench reads after setup
     // (eval/jit_kernels.h): the evaluation's, emptied by evaluate_build before its first shape.
     if (target == "cuda" && is_python_build(library)) args_.jit_cache = jit_cache_folder(o.work_dir);
@@ -670,6 +670,22 @@ class ShapeRun {
     }
     TimingRecord t;
     t.samples = reply.samples;
+    if (pol.steady_floor && !reply.samples.empty()) {
+      // The steady floor: no call scores below the steady cost per call (TimingPolicy::steady_floor).
+      // The figure is the worker's, as the samples are; the confirmation by kbench's own clock,
+      // which times calls back to back too, bounds both.
+      const bool measured = reply.steady && !reply.steady->batch_seconds.empty() &&
+                            std::all_of(reply.steady->batch_seconds.begin(), reply.steady->batch_seconds.end(),
+                                        [](double v) { return std::isfinite(v) && v >= 0; });
+      if (!measured)
+        return fail(Reason::channel_forged,
+                    "the worker's bench reply lacks the steady cost per call kbench asked for (batches of calls back "
+                    "to back with their launches), or holds a time that is not one");
+      const std::vector<double>& batches = reply.steady->batch_seconds;
+      t.steady = SteadyRecord{quantile(batches, 0.5), reply.steady->calls, batches};
+      t.cold_samples = reply.samples;
+      t.samples = steady_floored(reply.samples, t.steady->seconds);
+    }
     t.throttled = reply.throttled;
     t.max_sm_clock_mhz = reply.max_sm_clock_mhz;
     t.warmup_calls = reply.warmup_calls;

@@ -46,9 +46,9 @@ struct EvalOptions {
   // the cached record. Without it a cached baseline is used and its times set expected_seconds.
   bool refresh_baseline = false;
   bool integrity = true;                // static scan and exported-symbol check (docs/threat-model.md)
-  // A Python solution's launch overhead is part of its samples on cuda (solution_timing_policy).
-  // Off for kbench's own baseline.py: a library's reference line, timed as the C++ baselines are,
-  // behind the blocking kernel (its kernels' time, not the interpreter's).
+  // A Python solution's launch overhead is part of its score on cuda (the steady floor,
+  // solution_timing_policy). Off for kbench's own baseline.py: a library's reference line, timed
+  // as the C++ baselines are (its kernels' time, not the interpreter's).
   bool python_launches_timed = true;
   bool sandbox = true;                  // the worker's system-call filter after kb_setup
   // With sandbox, the filter's W^X rule: no mapping becomes executable after kb_setup. Off only on

@@ -137,6 +137,12 @@ TimingRecord timing_from(const json& j) {
   t.samples = get<std::vector<double>>(j, "samples");
   t.event_samples = get<std::vector<double>>(j, "event_samples");
   t.host_call_samples = j.value("host_call_samples", std::vector<double>{});
+  if (j.contains("steady")) {  // results timed under the steady floor (TimingPolicy::steady_floor)
+    const json& st = j.at("steady");
+    t.steady = SteadyRecord{get<double>(st, "seconds"), get<size_t>(st, "calls"),
+                            get<std::vector<double>>(st, "batch_seconds")};
+    t.cold_samples = get<std::vector<double>>(j, "cold_samples");
+  }
   t.seconds = summarize(t.samples);  // throws on no samples: a record the evaluator never writes
   return t;
 }

@@ -11,6 +11,12 @@ nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::js
 
 }  // namespace
 
+std::vector<double> steady_floored(const std::vector<double>& cold_samples, double steady_seconds) {
+  std::vector<double> out = cold_samples;
+  for (double& v : out) v = std::max(v, steady_seconds);
+  return out;
+}
+
 std::optional<Summary> host_call_summary(const TimingRecord& r) {
   std::vector<double> host;
   std::copy_if(r.host_call_samples.begin(), r.host_call_samples.end(), std::back_inserter(host),
@@ -47,7 +53,15 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
                          {"enforced", c.enforced},
                          {"gpu_sharing", c.gpu_sharing.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.gpu_sharing)}};
   }
+  if (r.steady) {
+    nlohmann::json st = {{"seconds", r.steady->seconds}, {"calls", r.steady->calls},
+                         {"batch_seconds", r.steady->batch_seconds}};
+    // The cold samples' median before the floor: the GPU's time, beside the steady cost.
+    if (!r.cold_samples.empty()) st["cold_median"] = quantile(r.cold_samples, 0.5);
+    j["steady"] = st;
+  }
   if (with_samples) {
+    if (r.steady) j["cold_samples"] = r.cold_samples;
     j["samples"] = r.samples;
     j["event_samples"] = r.event_samples;
     if (!r.host_call_samples.empty()) j["host_call_samples"] = r.host_call_samples;

@@ -30,6 +30,18 @@ struct ConfirmationRecord {
   std::string gpu_sharing;
 };
 
+// The steady cost per call (TimingPolicy::steady_floor), from the worker's batches of calls back
+// to back on the stream with their launches.
+struct SteadyRecord {
+  double seconds = 0;                 // per call: the median of the batches'
+  size_t calls = 0;                   // per batch
+  std::vector<double> batch_seconds;  // each batch's time per call
+};
+
+// The samples scored under the steady floor: each cold sample, or the steady cost per call where
+// that is larger (a call cannot cost less than calls back to back do, each with its launches).
+std::vector<double> steady_floored(const std::vector<double>& cold_samples, double steady_seconds);
+
 struct TimingRecord {
   Summary seconds;                 // of the cold samples
   std::vector<double> samples;     // every cold sample, in order (seconds)
@@ -54,6 +66,10 @@ struct TimingRecord {
   // solution's hold; empty in records written before kbench measured it.
   std::vector<double> host_call_samples;
   std::optional<ConfirmationRecord> confirmation;  // absent where not run (kbench's baseline)
+  // Under the steady floor: the steady cost, and the cold samples as measured (the GPU's time
+  // behind the blocking kernel) before the floor made them `samples`.
+  std::optional<SteadyRecord> steady;
+  std::vector<double> cold_samples;
 };
 
 // The summary of `r.host_call_samples` that are finite (a target that does not measure the host's

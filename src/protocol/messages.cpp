@@ -135,6 +135,11 @@ void from_json(const json& j, RecheckedCall& m) {
   m.input_hashes = field<std::vector<uint64_t>>(j, msg, "input_hashes");
   m.settled = field<bool>(j, msg, "settled");
 }
+void to_json(json& j, const SteadyTiming& m) { j = {{"batch_seconds", m.batch_seconds}, {"calls", m.calls}}; }
+void from_json(const json& j, SteadyTiming& m) {
+  m.batch_seconds = field<std::vector<double>>(j, "steady timing", "batch_seconds");
+  m.calls = field<size_t>(j, "steady timing", "calls");
+}
 void to_json(json& j, const HotTiming& m) { j = {{"seconds", m.seconds}, {"calls", m.calls}, {"mode", m.mode}}; }
 void from_json(const json& j, HotTiming& m) {
   m.seconds = field<double>(j, "hot timing", "seconds");
@@ -173,6 +178,7 @@ void to_json(json& j, const BenchReply& m) {
        {"input_hashes", m.input_hashes},
        {"weight_hashes", m.weight_hashes}};
   if (m.hot) j["hot"] = *m.hot;
+  if (m.steady) j["steady"] = *m.steady;
 }
 void from_json(const json& j, BenchReply& m) {
   constexpr const char* msg = "bench reply";
@@ -197,6 +203,7 @@ void from_json(const json& j, BenchReply& m) {
   m.host_call_seconds = field_or<std::vector<double>>(j, msg, "host_call_seconds", {});
   m.span_samples = field_or<size_t>(j, msg, "span_samples", 0);
   if (j.contains("hot")) m.hot = field<HotTiming>(j, msg, "hot");
+  if (j.contains("steady")) m.steady = field<SteadyTiming>(j, msg, "steady");
   m.tail_checks = field<std::vector<TailCheck>>(j, msg, "tail_checks");
   m.gpu_work = j.value("gpu_work", json(nullptr));
   m.input_hashes = field<std::vector<std::vector<uint64_t>>>(j, msg, "input_hashes");

@@ -117,12 +117,18 @@ struct HotTiming {
   size_t calls = 0;
   std::string mode;
 };
+// The steady cost per call (TimingPolicy::steady_floor): batches of calls back to back on the stream
+// with their launches, each batch's time per call.
+struct SteadyTiming {
+  std::vector<double> batch_seconds;
+  size_t calls = 0;  // per batch
+};
 struct TailCheck {
   double stream = 0, tail = 0, latency = 0;
 };
 struct BenchReply {
   int rc = 0;
-  // When rc != 0, where kb_run failed ("warmup", "timing", "hot timing", "tail check"), and the
+  // When rc != 0, where kb_run failed ("warmup", "timing", "hot timing", "steady timing", "tail check"), and the
   // timed call for "timing"; the other fields are then absent.
   std::string phase;
   std::optional<uint64_t> iteration;
@@ -135,6 +141,7 @@ struct BenchReply {
   double wall_seconds = 0;
   std::vector<RecheckedCall> rechecked;  // the reservoir's calls, by slot
   std::optional<HotTiming> hot;          // absent when no sample was kept
+  std::optional<SteadyTiming> steady;    // with TimingPolicy::steady_floor, when a sample was kept
   std::vector<TailCheck> tail_checks;
   nlohmann::json gpu_work;
   std::vector<std::vector<uint64_t>> input_hashes;  // per set
@@ -213,6 +220,7 @@ KB_PROTOCOL_MESSAGE(RepeatReply)
 KB_PROTOCOL_MESSAGE(BenchRequest)
 KB_PROTOCOL_MESSAGE(RecheckedCall)
 KB_PROTOCOL_MESSAGE(HotTiming)
+KB_PROTOCOL_MESSAGE(SteadyTiming)
 KB_PROTOCOL_MESSAGE(TailCheck)
 KB_PROTOCOL_MESSAGE(BenchReply)
 KB_PROTOCOL_MESSAGE(ConfirmPrepareRequest)

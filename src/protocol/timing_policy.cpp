@@ -9,7 +9,7 @@ using wire::field;
 
 TimingPolicy solution_timing_policy(const TimingPolicy& asked, const std::string& target, bool python) {
   TimingPolicy p = asked;
-  if (python && target == "cuda") p.blocking_kernel = false;
+  if (python && target == "cuda") p.steady_floor = true;
   return p;
 }
 
@@ -19,7 +19,7 @@ nlohmann::json to_json(const TimingPolicy& p) {
           {"min_seconds", p.min_seconds}, {"max_seconds", p.max_seconds},
           {"input_sets", p.input_sets}, {"rechecks", p.rechecks}, {"throttle_threshold", p.throttle_threshold},
           {"hot_seconds", p.hot_seconds}, {"tail_checks", p.tail_checks}, {"blocking_kernel", p.blocking_kernel},
-          {"hot_capture", p.hot_capture}, {"perturb", p.perturb}};
+          {"hot_capture", p.hot_capture}, {"perturb", p.perturb}, {"steady_floor", p.steady_floor}};
 }
 
 TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
@@ -42,6 +42,7 @@ TimingPolicy timing_policy_from_json(const nlohmann::json& j) {
   p.blocking_kernel = field<bool>(j, msg, "blocking_kernel");
   p.hot_capture = field<bool>(j, msg, "hot_capture");
   p.perturb = wire::field_or<bool>(j, msg, "perturb", true);  // absent in results written before it existed
+  p.steady_floor = wire::field_or<bool>(j, msg, "steady_floor", false);  // likewise
   return p;
 }
 

@@ -77,6 +77,25 @@ std::string duration_text(double s) {
 }
 
 std::string launch_cost_line(const EvalResult& r) {
+  if (r.timing_policy.steady_floor) {
+    std::vector<std::string> figures;
+    bool any = false;
+    for (const auto& s : r.shapes) {
+      const TimingRecord* t = s.timing ? &*s.timing : nullptr;
+      if (!t || !t->steady) {
+        figures.push_back("-");
+        continue;
+      }
+      any = true;
+      figures.push_back(t->cold_samples.empty() ? duration_text(t->steady->seconds)
+                                                : fmt::format("{} (cold {})", duration_text(t->steady->seconds),
+                                                              duration_text(quantile(t->cold_samples, 0.5))));
+    }
+    if (!any) return "";
+    return fmt::format("  steady   calls back to back with their launches, per call and shape: {} (no call scores "
+                       "below it: the steady floor)\n",
+                       fmt::join(figures, ", "));
+  }
   if (r.target != "cuda" || r.timing_policy.blocking_kernel) return "";
   std::vector<std::string> medians;
   bool any = false;

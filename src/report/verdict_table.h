@@ -24,7 +24,10 @@ std::string verdict_table(const EvalResult& r, bool color);
 // For a cuda result timed with its launches (no blocking kernel: a Python solution, or
 // --no-blocking-kernel), one line, "  launches " and the median of the host's time inside each
 // shape's timed calls (TimingRecord::host_call_samples), so that a reader sees how much of a cold
-// median the launches are; "" for any other result, or where no shape recorded it.
+// median the launches are. For a result scored under the steady floor (a Python solution on cuda,
+// or --steady-floor: TimingPolicy::steady_floor), "  steady   " and each shape's steady cost per
+// call beside its cold samples' median before the floor (the GPU's time on cuda). "" for any other result, or where no shape
+// recorded either.
 std::string launch_cost_line(const EvalResult& r);
 
 }  // namespace kb::report

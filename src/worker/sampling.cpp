@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/stats.h"
 
@@ -24,6 +25,17 @@ std::string StoppingCriterion::should_stop(const std::vector<double>& samples, d
 bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_clock_mhz, double threshold) {
   const double clock = std::isfinite(start_clock_mhz) ? start_clock_mhz : call_clock_mhz;
   return std::isfinite(clock) && max_clock_mhz > 0 && clock < threshold * max_clock_mhz;
+}
+
+size_t steady_batch_calls(const std::vector<double>& samples, const std::vector<double>& host_call_seconds) {
+  std::vector<double> host;
+  std::copy_if(host_call_seconds.begin(), host_call_seconds.end(), std::back_inserter(host),
+               [](double v) { return std::isfinite(v) && v > 0; });
+  double per_call = samples.empty() ? 0 : quantile(samples, 0.5);
+  if (!host.empty()) per_call = std::max(per_call, quantile(host, 0.5));
+  if (!(per_call > 0)) return kSteadyMaxCalls;
+  const double n = std::ceil(kSteadyBatchSeconds / per_call);
+  return n >= static_cast<double>(kSteadyMaxCalls) ? kSteadyMaxCalls : std::max(kSteadyMinCalls, static_cast<size_t>(n));
 }
 
 }  // namespace kb

@@ -24,6 +24,18 @@ namespace kb {
 // discarded.
 bool throttled_sample(double start_clock_mhz, double call_clock_mhz, double max_clock_mhz, double threshold);
 
+// The steady floor's batches (TimingPolicy::steady_floor): kSteadyBatches batches of calls back to
+// back, each of enough calls to fill kSteadyBatchSeconds at the larger of the cold samples' median
+// and the host's median time inside a call (`host_call_seconds`, NaN where unmeasured), within
+// [kSteadyMinCalls, kSteadyMaxCalls]: a batch's first calls start from an idle stream, and enough
+// calls follow them for the batch to show the steady state (a Python softmax: 60-140 us a call,
+// about 100 calls a batch).
+inline constexpr int kSteadyBatches = 5;
+inline constexpr double kSteadyBatchSeconds = 0.01;
+inline constexpr size_t kSteadyMinCalls = 4;
+inline constexpr size_t kSteadyMaxCalls = 1000;
+size_t steady_batch_calls(const std::vector<double>& samples, const std::vector<double>& host_call_seconds);
+
 // The stopping rule, separated from the loop so it can be tested on synthetic samples.
 class StoppingCriterion {
  public:

@@ -476,6 +476,27 @@ class Worker {
       collect(ledger);
     }
 
+    // The steady floor (TimingPolicy::steady_floor): batches of calls back to back on the stream
+    // with their launches, never replayed from a graph, whatever the hot timing above used.
+    if (pol.steady_floor && !samples.empty()) {
+      const size_t n = steady_batch_calls(samples, host_call_seconds);
+      std::vector<std::function<int()>> calls;
+      for (size_t i = 0; i < n; ++i) calls.push_back(run_set(i));
+      SteadyTiming steady;
+      steady.calls = n;
+      device_->set_hot_capture(false);
+      for (int b = 0; b < kSteadyBatches; ++b) {
+        int rc = 0;
+        std::string mode;
+        const double per_call = device_->time_hot(calls, &rc, &mode);
+        if (rc != 0) return reply(BenchReply::failed(rc, "steady timing"));
+        steady.batch_seconds.push_back(per_call);
+      }
+      device_->set_hot_capture(pol.hot_capture);
+      r.steady = std::move(steady);
+      collect(ledger);
+    }
+
     // Device-wide cross-checks: how long the device stays busy after kb_run returns.
     for (int i = 0; i < pol.tail_checks; ++i) {
       int rc = 0;

@@ -16,6 +16,7 @@
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "eval/expected.h"
+#include "worker/sampling.h"
 
 namespace fs = std::filesystem;
 
@@ -119,6 +120,35 @@ TEST(Cli, TheTimingKnobsAreRecordedInTheResultsPolicy) {
   const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
   EXPECT_EQ(j["timing_policy"]["hot_capture"], false) << j["timing_policy"].dump();
   EXPECT_EQ(j["timing_policy"]["blocking_kernel"], false) << j["timing_policy"].dump();
+}
+
+// --steady-floor on the host (where a Python solution's cuda scoring cannot run in CI): the worker
+// measures the steady batches, the parent floors the samples with them and records both.
+TEST(Cli, TheSteadyFloorIsMeasuredAppliedAndRecorded) {
+  const std::string solution = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/host-naive";
+  auto r = kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--max-time", "0.2",
+                   "--steady-floor", "--json", "--samples"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_EQ(j["timing_policy"]["steady_floor"], true) << j["timing_policy"].dump();
+  const auto& t = j["shapes"][0]["timing"];
+  ASSERT_TRUE(t.contains("steady")) << t.dump();
+  const double steady = t["steady"]["seconds"].get<double>();
+  EXPECT_GT(steady, 0);
+  EXPECT_EQ(t["steady"]["batch_seconds"].size(), static_cast<size_t>(kb::kSteadyBatches));
+  EXPECT_GE(t["steady"]["calls"].get<size_t>(), kb::kSteadyMinCalls);
+  const auto samples = t["samples"].get<std::vector<double>>();
+  const auto cold = t["cold_samples"].get<std::vector<double>>();
+  ASSERT_EQ(samples.size(), cold.size());
+  for (size_t i = 0; i < samples.size(); ++i) EXPECT_DOUBLE_EQ(samples[i], std::max(cold[i], steady)) << i;
+  // The verdict names it, beside the cold median (the GPU's on cuda, here the host's).
+  auto text = kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--max-time",
+                      "0.2", "--steady-floor"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("  steady   calls back to back with their launches"), std::string::npos) << text.output;
+  EXPECT_EQ(kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--json"})
+                .output.find("\"steady\":"),
+            std::string::npos);
 }
 
 TEST(Cli, ShowNamesTheComparatorOfTopkIndices) {

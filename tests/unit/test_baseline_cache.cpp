@@ -203,6 +203,25 @@ TEST(EvalResultJson, ReadingBackWritesTheSameDocument) {
   EXPECT_EQ(json_text(to_json(eval_result_from_json(to_json(outer)))), json_text(to_json(outer)));
 }
 
+// A Python solution's record on cuda: the steady floor's figure and the cold samples before it.
+TEST(EvalResultJson, TheSteadyFloorsRecordComesBack) {
+  EvalResult r = sample_baseline();
+  r.timing_policy.steady_floor = true;
+  TimingRecord& t = *r.shapes[0].timing;
+  t.cold_samples = {4.6e-6, 4.7e-6, 4.9e-6};
+  t.steady = SteadyRecord{1.3e-5, 114, {1.2e-5, 1.3e-5, 1.4e-5}};
+  t.samples = steady_floored(t.cold_samples, t.steady->seconds);
+  t.seconds = summarize(t.samples);
+  const nlohmann::json written = to_json(r, /*with_samples=*/true);
+  EXPECT_DOUBLE_EQ(written["shapes"][0]["timing"]["steady"]["cold_median"].get<double>(), 4.7e-6);
+  EXPECT_TRUE(written["timing_policy"]["steady_floor"].get<bool>());
+  const EvalResult back = eval_result_from_json(written);
+  EXPECT_EQ(json_text(to_json(back, true)), json_text(written));
+  ASSERT_TRUE(back.shapes[0].timing->steady);
+  EXPECT_EQ(back.shapes[0].timing->steady->calls, 114u);
+  EXPECT_EQ(back.shapes[0].timing->cold_samples, t.cold_samples);
+}
+
 TEST(EvalResultJson, AFailureReasonComesBack) {
   EvalResult r = sample_baseline();
   r.finding = Finding(Reason::timeout, "shape 0: the call did not return");

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/stats.h"
+#include "eval/timing.h"
 #include "protocol/channel.h"
 #include "worker/sampling.h"
 
@@ -55,20 +56,46 @@ TEST(Protocol, AnAbsurdHeaderLengthIsRejected) {
   EXPECT_THROW(receive_message(p.r, std::chrono::seconds(1)), std::runtime_error);
 }
 
-// A Python solution's launch overhead is its own cost: on cuda it is timed without the blocking
-// kernel (which would keep it out); everything else is timed as asked.
-TEST(SolutionTimingPolicy, APythonSolutionOnCudaIsTimedWithItsLaunchesAndNothingElseChanges) {
+// A Python solution's launch overhead is its own cost: on cuda it is scored with the steady floor
+// (calls back to back with their launches); its cold samples stay behind the blocking kernel, and
+// everything else is timed as asked.
+TEST(SolutionTimingPolicy, APythonSolutionOnCudaIsScoredWithTheSteadyFloorAndNothingElseChanges) {
   TimingPolicy asked;
   asked.min_samples = 7;
   asked.hot_capture = false;
   const TimingPolicy python_cuda = solution_timing_policy(asked, "cuda", /*python=*/true);
-  EXPECT_FALSE(python_cuda.blocking_kernel);
+  EXPECT_TRUE(python_cuda.steady_floor);
+  EXPECT_TRUE(python_cuda.blocking_kernel);
   EXPECT_EQ(python_cuda.min_samples, 7u);
   EXPECT_FALSE(python_cuda.hot_capture);
-  EXPECT_TRUE(solution_timing_policy(asked, "cuda", /*python=*/false).blocking_kernel);
-  EXPECT_TRUE(solution_timing_policy(asked, "host", /*python=*/true).blocking_kernel);
-  asked.blocking_kernel = false;  // asked off (a profiler): stays off for C++ too
-  EXPECT_FALSE(solution_timing_policy(asked, "cuda", /*python=*/false).blocking_kernel);
+  EXPECT_FALSE(solution_timing_policy(asked, "cuda", /*python=*/false).steady_floor);
+  // On the host a call's time is the host's already.
+  EXPECT_FALSE(solution_timing_policy(asked, "host", /*python=*/true).steady_floor);
+  asked.blocking_kernel = false;  // asked off (a profiler): stays off, for Python too
+  EXPECT_FALSE(solution_timing_policy(asked, "cuda", /*python=*/true).blocking_kernel);
+  asked.steady_floor = true;  // asked on (--steady-floor): on for C++ too
+  EXPECT_TRUE(solution_timing_policy(asked, "cuda", /*python=*/false).steady_floor);
+  EXPECT_TRUE(timing_policy_from_json(to_json(python_cuda)).steady_floor);
+  nlohmann::json old = to_json(asked);
+  old.erase("steady_floor");  // a result written before the floor existed
+  EXPECT_FALSE(timing_policy_from_json(old).steady_floor);
+}
+
+// Each sample is raised to the steady cost where it is below it, and only there.
+TEST(SteadyFloor, RaisesTheSamplesBelowTheSteadyCostAndNoOther) {
+  EXPECT_EQ(steady_floored({4e-6, 2e-5, 9e-6}, 1e-5), (std::vector<double>{1e-5, 2e-5, 1e-5}));
+  EXPECT_EQ(steady_floored({4e-6, 2e-5}, 0), (std::vector<double>{4e-6, 2e-5}));
+  EXPECT_TRUE(steady_floored({}, 1e-5).empty());
+}
+
+// A batch fills its time at the larger of the GPU's median and the host's time inside a call, within
+// its bounds; the host's time where unmeasured (NaN) is left out.
+TEST(SteadyFloor, ABatchHasEnoughCallsToFillItsTimeAtTheSlowerOfGpuAndHost) {
+  EXPECT_EQ(steady_batch_calls({5e-6, 5e-6, 5e-6}, {1e-4, 1e-4, NAN}), 100u);  // host-bound: 10 ms / 100 us
+  EXPECT_EQ(steady_batch_calls({5e-4}, {1e-5}), 20u);                          // GPU-bound: 10 ms / 500 us
+  EXPECT_EQ(steady_batch_calls({1e-8}, {}), kSteadyMaxCalls);
+  EXPECT_EQ(steady_batch_calls({1.0}, {NAN}), kSteadyMinCalls);
+  EXPECT_EQ(steady_batch_calls({}, {}), kSteadyMaxCalls);
 }
 
 TEST(StoppingCriterion, NeedsMinSamplesThenStopsOnLowNoise) {

@@ -70,6 +70,7 @@ std::vector<Case> cases() {
   bench.wall_seconds = 0.2;
   bench.rechecked = {{3, 1, {7, 8}, true}, {39, 1, {9, 10}, false}};
   bench.hot = HotTiming{1e-4, 100, "graph"};
+  bench.steady = SteadyTiming{{8.8e-5, 9e-5}, 114};
   bench.tail_checks = {{1e-5, 2e-5, 3e-6}, {1.5e-5, 2.5e-5, 3.5e-6}};
   bench.gpu_work = kGpuWork;
   bench.input_hashes = {{1, 2}, {3, 4}};
@@ -87,7 +88,8 @@ std::vector<Case> cases() {
       make("repeat request", RepeatRequest{21, 4}),
       make("repeat reply", repeat, {"gpu_work"}, {"gpu_work"}),
       make("bench request", BenchRequest{{31, 32}, odd_policy(), 33, 34, 5}),
-      make("bench reply", bench, {"warmup_call_seconds", "event_samples", "host_call_seconds", "span_samples", "hot", "gpu_work"}, {"gpu_work"}),
+      make("bench reply", bench, {"warmup_call_seconds", "event_samples", "host_call_seconds", "span_samples", "hot", "steady", "gpu_work"},
+           {"gpu_work"}),
       make("confirm-prepare request", ConfirmPrepareRequest{64}),
       make("confirm-prepare reply", ConfirmPrepareReply{64}),
       make("confirm request", ConfirmRequest{51}),
