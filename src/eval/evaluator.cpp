@@ -682,7 +682,7 @@ class ShapeRun {
                     "the worker's bench reply lacks the steady cost per call kbench asked for (batches of calls back "
                     "to back with their launches), or holds a time that is not one");
       const std::vector<double>& batches = reply.steady->batch_seconds;
-      t.steady = SteadyRecord{quantile(batches, 0.5), reply.steady->calls, batches};
+      t.steady = SteadyRecord{quantile(batches, 0.5), reply.steady->calls, batches, reply.steady->host_batch_seconds};
       t.cold_samples = reply.samples;
       t.samples = steady_floored(reply.samples, t.steady->seconds);
     }
@@ -707,29 +707,14 @@ class ShapeRun {
                                                  t.throttled, 100 * pol.throttle_threshold));
     t.seconds = summarize(t.samples);
     // On cuda, warm-up calls run on an idle stream and timed calls behind the blocking kernel: a
-    // solution that tells them apart (and, say, sleeps while it thinks it is warming up) shows as
-    // warm-up calls far slower than timed ones. A warm-up call's wall time adds launch and
-    // synchronisation (~10-20 us on an H100) and saves the cache flush, and a library call may
-    // spend far longer on the host than its kernels on the GPU (cuDNN's cudnnConvolutionForward:
-    // 74 us launch to synchronised for a 6.6 us convolution on an H100, l1_conv2d's baseline),
-    // hence the generous 3x + 250 us (the warm-up-sleep exploit sleeps 2 ms); the first half of
-    // the warm-up (lazy initialisation, module loading) is left out. On
-    // the host nothing tells a timed call from another, and thread-pool start-up and a loaded
-    // machine make warm-up times unrepresentative, so the check is the cuda target's.
-    auto warm = reply.warmup_call_seconds;
-    if (args_.target == "cuda" && pol.blocking_kernel && warm.size() >= 4) {
-      warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
-      const double warm_median = quantile(warm, 0.5);
-      if (warm_median > 3 * t.seconds.median + 250e-6)
-        return fail(Reason::timing_dependent,
-                    fmt::format("untimed warm-up calls took {:.1f} us each (median of {}, launch to synchronised) against "
-                                "{:.1f} us for the timed calls: the solution behaves differently when it is timed (it may "
-                                "detect the held stream); every call must do the same work",
-                                warm_median * 1e6, warm.size(), t.seconds.median * 1e6));
-    }
+    // solution that tells them apart shows as warm-up calls far slower (eval/timing.h). On the host
+    // nothing tells a timed call from another, and thread-pool start-up and a loaded machine make
+    // warm-up times unrepresentative, so the check is the cuda target's.
+    t.host_call_samples = reply.host_call_seconds;
+    if (args_.target == "cuda" && pol.blocking_kernel)
+      if (auto why = warmup_unlike_timed_calls(reply.warmup_call_seconds, t)) return fail(Reason::timing_dependent, *why);
     t.tail_checks = reply.tail_checks;  // result.json keeps them as the worker measured them
     t.event_samples = reply.event_samples;
-    t.host_call_samples = reply.host_call_seconds;
     t.span_samples = reply.span_samples;
     r_.timing = t;
     r_.gpu_work = reply.gpu_work;

@@ -140,7 +140,8 @@ TimingRecord timing_from(const json& j) {
   if (j.contains("steady")) {  // results timed under the steady floor (TimingPolicy::steady_floor)
     const json& st = j.at("steady");
     t.steady = SteadyRecord{get<double>(st, "seconds"), get<size_t>(st, "calls"),
-                            get<std::vector<double>>(st, "batch_seconds")};
+                            get<std::vector<double>>(st, "batch_seconds"),
+                            get<std::vector<double>>(st, "host_batch_seconds")};
     t.cold_samples = get<std::vector<double>>(j, "cold_samples");
   }
   t.seconds = summarize(t.samples);  // throws on no samples: a record the evaluator never writes

@@ -1,5 +1,7 @@
 #include "eval/timing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -23,6 +25,20 @@ std::optional<Summary> host_call_summary(const TimingRecord& r) {
                [](double v) { return std::isfinite(v); });
   if (host.empty()) return std::nullopt;
   return summarize(host);
+}
+
+std::optional<std::string> warmup_unlike_timed_calls(std::vector<double> warm, const TimingRecord& r) {
+  if (warm.size() < 4) return std::nullopt;
+  warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
+  const double warm_median = quantile(warm, 0.5);
+  const std::optional<Summary> host = host_call_summary(r);
+  const double timed = std::max(r.seconds.median, host ? host->median : 0.0);
+  if (warm_median <= 3 * timed + 250e-6) return std::nullopt;
+  return fmt::format("untimed warm-up calls took {:.1f} us each (median of {}, launch to synchronised) against {:.1f} us "
+                     "for the timed calls (their median, or the host's time inside them where longer): the solution "
+                     "behaves differently when it is timed (it may detect the held stream); every call must do the same "
+                     "work",
+                     warm_median * 1e6, warm.size(), timed * 1e6);
 }
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
@@ -55,7 +71,8 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   }
   if (r.steady) {
     nlohmann::json st = {{"seconds", r.steady->seconds}, {"calls", r.steady->calls},
-                         {"batch_seconds", r.steady->batch_seconds}};
+                         {"batch_seconds", r.steady->batch_seconds},
+                         {"host_batch_seconds", r.steady->host_batch_seconds}};
     // The cold samples' median before the floor: the GPU's time, beside the steady cost.
     if (!r.cold_samples.empty()) st["cold_median"] = quantile(r.cold_samples, 0.5);
     j["steady"] = st;

@@ -35,7 +35,8 @@ struct ConfirmationRecord {
 struct SteadyRecord {
   double seconds = 0;                 // per call: the median of the batches'
   size_t calls = 0;                   // per batch
-  std::vector<double> batch_seconds;  // each batch's time per call
+  std::vector<double> batch_seconds;  // each batch's time per call: the larger of the GPU's and the host's
+  std::vector<double> host_batch_seconds;  // each batch's host time per call, first entry to last return
 };
 
 // The samples scored under the steady floor: each cold sample, or the steady cost per call where
@@ -76,6 +77,21 @@ struct TimingRecord {
 // time records NaN), or nullopt when none is: what result.json's `host_call` and the verdict's
 // `launches` line report.
 std::optional<Summary> host_call_summary(const TimingRecord& r);
+
+// The warm-up check of the cuda target: a solution that tells timed calls (behind the blocking
+// kernel) from untimed ones (on an idle stream) and, say, sleeps while it thinks it is warming up,
+// shows as warm-up calls far slower than timed ones. A warm-up call's wall time adds launch and
+// synchronisation (~10-20 us on an H100) and saves the cache flush, and a library call may spend
+// far longer on the host than its kernels on the GPU (cuDNN's cudnnConvolutionForward: 74 us
+// launch to synchronised for a 6.6 us convolution on an H100, l1_conv2d's baseline), hence the
+// generous 3x + 250 us (the warm-up-sleep exploit sleeps 2 ms); the first half of the warm-up
+// (lazy initialisation, module loading) is left out. A timed call's own cost is its median, or the
+// host's time inside it where longer (`r.host_call_samples`): a Python call's interpreter and
+// launches cost a warm-up call, from an idle stream, what they cost a timed call, while the median
+// is the GPU's time or the steady cost back to back (on an H200 a Triton softmax's warm-up calls
+// took 335 us against a GPU median of 2.8 us and 190 us of host time per timed call).
+// Returns why the calls differ, or nullopt (also with fewer than 4 warm-up calls).
+std::optional<std::string> warmup_unlike_timed_calls(std::vector<double> warmup_call_seconds, const TimingRecord& r);
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);
 

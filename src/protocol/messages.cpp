@@ -135,10 +135,13 @@ void from_json(const json& j, RecheckedCall& m) {
   m.input_hashes = field<std::vector<uint64_t>>(j, msg, "input_hashes");
   m.settled = field<bool>(j, msg, "settled");
 }
-void to_json(json& j, const SteadyTiming& m) { j = {{"batch_seconds", m.batch_seconds}, {"calls", m.calls}}; }
+void to_json(json& j, const SteadyTiming& m) {
+  j = {{"batch_seconds", m.batch_seconds}, {"calls", m.calls}, {"host_batch_seconds", m.host_batch_seconds}};
+}
 void from_json(const json& j, SteadyTiming& m) {
   m.batch_seconds = field<std::vector<double>>(j, "steady timing", "batch_seconds");
   m.calls = field<size_t>(j, "steady timing", "calls");
+  m.host_batch_seconds = field<std::vector<double>>(j, "steady timing", "host_batch_seconds");
 }
 void to_json(json& j, const HotTiming& m) { j = {{"seconds", m.seconds}, {"calls", m.calls}, {"mode", m.mode}}; }
 void from_json(const json& j, HotTiming& m) {

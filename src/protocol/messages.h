@@ -118,10 +118,12 @@ struct HotTiming {
   std::string mode;
 };
 // The steady cost per call (TimingPolicy::steady_floor): batches of calls back to back on the stream
-// with their launches, each batch's time per call.
+// with their launches, each batch's time per call (the larger of the target's interval and the
+// host's), and the host's alone.
 struct SteadyTiming {
   std::vector<double> batch_seconds;
   size_t calls = 0;  // per batch
+  std::vector<double> host_batch_seconds;
 };
 struct TailCheck {
   double stream = 0, tail = 0, latency = 0;

@@ -137,6 +137,14 @@ TEST(Cli, TheSteadyFloorIsMeasuredAppliedAndRecorded) {
   EXPECT_GT(steady, 0);
   EXPECT_EQ(t["steady"]["batch_seconds"].size(), static_cast<size_t>(kb::kSteadyBatches));
   EXPECT_GE(t["steady"]["calls"].get<size_t>(), kb::kSteadyMinCalls);
+  // Each batch's figure is at least the host's own time per call over it.
+  const auto batches = t["steady"]["batch_seconds"].get<std::vector<double>>();
+  const auto host = t["steady"]["host_batch_seconds"].get<std::vector<double>>();
+  ASSERT_EQ(host.size(), batches.size());
+  for (size_t i = 0; i < host.size(); ++i) {
+    EXPECT_GT(host[i], 0) << i;
+    EXPECT_GE(batches[i], host[i]) << i;
+  }
   const auto samples = t["samples"].get<std::vector<double>>();
   const auto cold = t["cold_samples"].get<std::vector<double>>();
   ASSERT_EQ(samples.size(), cold.size());

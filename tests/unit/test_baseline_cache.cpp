@@ -209,7 +209,7 @@ TEST(EvalResultJson, TheSteadyFloorsRecordComesBack) {
   r.timing_policy.steady_floor = true;
   TimingRecord& t = *r.shapes[0].timing;
   t.cold_samples = {4.6e-6, 4.7e-6, 4.9e-6};
-  t.steady = SteadyRecord{1.3e-5, 114, {1.2e-5, 1.3e-5, 1.4e-5}};
+  t.steady = SteadyRecord{1.3e-5, 114, {1.2e-5, 1.3e-5, 1.4e-5}, {1.1e-5, 1.3e-5, 1.2e-5}};
   t.samples = steady_floored(t.cold_samples, t.steady->seconds);
   t.seconds = summarize(t.samples);
   const nlohmann::json written = to_json(r, /*with_samples=*/true);

@@ -98,6 +98,32 @@ TEST(SteadyFloor, ABatchHasEnoughCallsToFillItsTimeAtTheSlowerOfGpuAndHost) {
   EXPECT_EQ(steady_batch_calls({}, {}), kSteadyMaxCalls);
 }
 
+TimingRecord timed_record(double median, std::vector<double> host_call) {
+  TimingRecord t;
+  t.samples = {median, median, median};
+  t.seconds = summarize(t.samples);
+  t.host_call_samples = std::move(host_call);
+  return t;
+}
+
+// The warm-up-sleep exploit: warm-up calls of 2 ms against timed calls of 5 us, 6 us of them the
+// host's: caught. An honest Triton softmax on an H200: warm-up calls of 335 us against a GPU median
+// of 2.8 us, but 190 us of host time inside each timed call: the same calls, not caught.
+TEST(WarmupCheck, UntimedCallsFarSlowerThanTimedOnesAreCaughtButAPythonCallsHostTimeCounts) {
+  const std::vector<double> sleepy(8, 2e-3), python(8, 335e-6);
+  const auto caught = warmup_unlike_timed_calls(sleepy, timed_record(5e-6, {6e-6, 6e-6}));
+  ASSERT_TRUE(caught);
+  EXPECT_NE(caught->find("2000.0 us each (median of 4"), std::string::npos) << *caught;
+  EXPECT_FALSE(warmup_unlike_timed_calls(python, timed_record(2.8e-6, {190e-6, 180e-6, NAN})));
+  // Without the host's time (a record older than it) the same warm-up reads as different.
+  EXPECT_TRUE(warmup_unlike_timed_calls(python, timed_record(2.8e-6, {})));
+  // The first half of the warm-up is left out (module loading, lazy initialisation).
+  std::vector<double> first_slow(8, 10e-6);
+  std::fill(first_slow.begin(), first_slow.begin() + 4, 1.0);
+  EXPECT_FALSE(warmup_unlike_timed_calls(first_slow, timed_record(5e-6, {})));
+  EXPECT_FALSE(warmup_unlike_timed_calls({1.0, 1.0, 1.0}, timed_record(5e-6, {})));  // too few to judge
+}
+
 TEST(StoppingCriterion, NeedsMinSamplesThenStopsOnLowNoise) {
   TimingPolicy pol;
   pol.min_samples = 30;

@@ -70,7 +70,7 @@ std::vector<Case> cases() {
   bench.wall_seconds = 0.2;
   bench.rechecked = {{3, 1, {7, 8}, true}, {39, 1, {9, 10}, false}};
   bench.hot = HotTiming{1e-4, 100, "graph"};
-  bench.steady = SteadyTiming{{8.8e-5, 9e-5}, 114};
+  bench.steady = SteadyTiming{{8.8e-5, 9e-5}, 114, {8.8e-5, 7e-5}};
   bench.tail_checks = {{1e-5, 2e-5, 3e-6}, {1.5e-5, 2.5e-5, 3.5e-6}};
   bench.gpu_work = kGpuWork;
   bench.input_hashes = {{1, 2}, {3, 4}};

@@ -117,7 +117,7 @@ TEST(VerdictTable, ASteadyFlooredResultNamesTheSteadyCostBesideTheGpuTime) {
   r.timing_policy.steady_floor = true;
   r.shapes.push_back(shape("batch=64 vocab=1024", true, 4, 4));
   timed(r.shapes.back(), 88e-6, 1e-6, 4.7e-6, 1e9, 2e9, 0.001, 0.001);
-  r.shapes.back().timing->steady = SteadyRecord{88e-6, 114, {87e-6, 88e-6, 90e-6}};
+  r.shapes.back().timing->steady = SteadyRecord{88e-6, 114, {87e-6, 88e-6, 90e-6}, {87e-6, 88e-6, 90e-6}};
   r.shapes.back().timing->cold_samples = {4.6e-6, 4.7e-6, 4.9e-6};
   r.shapes.push_back(shape("batch=4 vocab=131072", false, 4, 1));  // failed before timing
   EXPECT_EQ(report::launch_cost_line(r),
