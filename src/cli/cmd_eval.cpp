@@ -169,6 +169,11 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
       ->transform(bytes_in(64ull << 20, 1ull << 50));
   cmd->add_flag("--all-shapes", c->options.all_shapes,
                 "Judge every shape even after one has failed (by default the verdict is given at the first failure)");
+  if (mode == "check")
+    cmd->add_option("--shape-jobs", c->options.shape_jobs,
+                    "Shapes judged at once (no timing runs in a check, so they may share the GPU; default: a quarter "
+                    "of the hardware threads, at most 4; 1 judges them one after another)")
+        ->check(whole_in(1, 64, "shapes"));
   if (mode != "bench") {
     cmd->add_option("--seed", c->seeds, "Check these seeds instead of the problem's fixed seeds (repeatable)")
         ->check(whole_in(0, INT64_MAX, "(a seed)"));

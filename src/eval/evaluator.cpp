@@ -13,7 +13,9 @@
 #include <optional>
 #include <random>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
@@ -38,6 +40,7 @@
 #include "eval/python_scan.h"
 #include "eval/sass.h"
 #include "eval/run_delay.h"
+#include "eval/shape_jobs.h"
 #include "eval/static_scan.h"
 #include "target/python_solution.h"
 #include "eval/timing_confirmation.h"
@@ -946,6 +949,67 @@ void summarize_scores(EvalResult& r) {
   if (achievable.size() == peak.size()) r.achievable_fraction_geomean = geomean(achievable);
 }
 
+// `kbench check`'s shapes, up to `jobs` at once (eval/shape_jobs.h), in the secret order of
+// `shapes`: each shape's run on a thread of its own, its worker started here, on this thread, which
+// outlives it (a worker's parent-death signal follows the thread that forked it). Results go to
+// r.shapes as each shape ends; once one has failed no other starts, unless every shape is asked
+// for, and the first failure in the secret order is the verdict's. The progress lines of the
+// shapes are serialised, each already naming its shape.
+void check_shapes_concurrently(const Problem& p, const std::vector<size_t>& shapes, const fs::path& library,
+                               const EvalOptions& o, EvalResult& r, const Target& target, const Ceilings* ceilings,
+                               const std::set<std::string>* library_kernels, size_t jobs, Finding& first_failure) {
+  std::mutex say_lock;
+  EvalOptions po = o;
+  if (o.progress)
+    po.progress = [&](const std::string& line) {
+      std::lock_guard<std::mutex> hold(say_lock);
+      o.progress(line);
+    };
+  struct Running {
+    size_t pos = 0;
+    uint64_t bytes = 0;
+    std::unique_ptr<ShapeRun> run;
+    std::future<bool> passed;  // declared after `run`: destroyed (joined) before it
+  };
+  std::deque<ShapeResult> results;  // a run holds a reference to its own
+  std::vector<Running> running;
+  std::map<size_t, Finding> failures;  // by position in the secret order
+  uint64_t running_bytes = 0;
+  size_t next = 0;
+  while (next < shapes.size() || !running.empty()) {
+    const bool stopped = !failures.empty() && !o.all_shapes;
+    while (!stopped && next < shapes.size()) {
+      const size_t i = shapes[next];
+      const auto bytes = static_cast<uint64_t>(shape_tensor_bytes(p, p.shapes[i]));
+      if (!shape_may_start(running.size(), running_bytes, bytes, jobs)) break;
+      if (po.progress) po.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
+      results.emplace_back();
+      Running job{next++, bytes, std::make_unique<ShapeRun>(p, i, library, po, r.target, results.back()), {}};
+      job.run->set_library_kernels(library_kernels);
+      job.run->start_worker_early();
+      job.passed = std::async(std::launch::async, [&target, ceilings, run = job.run.get()] { return run->run(target, ceilings); });
+      running_bytes += bytes;
+      running.push_back(std::move(job));
+    }
+    if (stopped && running.empty()) break;
+    // Wait for any shape to end.
+    auto done = running.end();
+    while (done == running.end()) {
+      for (auto it = running.begin(); it != running.end() && done == running.end(); ++it)
+        if (it->passed.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) done = it;
+      if (done == running.end()) running.front().passed.wait_for(std::chrono::milliseconds(5));
+    }
+    const bool passed = done->passed.get();  // rethrows what the run threw, after which the others are joined
+    ShapeResult& result = done->run->result();
+    if (!passed) failures.emplace(done->pos, result.finding.located(fmt::format("shape {} ({}): ", result.index, result.label)));
+    r.shapes.push_back(result);
+    running_bytes -= done->bytes;
+    running.erase(done);  // its worker is stopped here, on the thread that started it
+  }
+  for (; next < shapes.size(); ++next) r.shapes_not_judged.push_back(shapes[next]);
+  if (!failures.empty()) first_failure = failures.begin()->second;
+}
+
 EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const EvalOptions& asked,
                           const std::vector<std::string>& libraries) {
   // Absolute and without "..": the build and the scan run in sandboxes that bind this folder by its
@@ -1081,6 +1145,12 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     // Shapes in a secret order (each in a worker of its own); results are reported in index order.
     std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
     Finding first_failure;
+    const size_t jobs = shape_jobs(o.shape_jobs, o.bench, python, std::thread::hardware_concurrency());
+    if (jobs > 1) {
+      check_shapes_concurrently(p, shapes, b.library, o, r, *target, ceilings ? &*ceilings : nullptr,
+                                library_kernels ? &*library_kernels : nullptr, jobs, first_failure);
+      shapes.clear();  // judged
+    }
     // Each shape's worker is started while the shape before is checked (ShapeRun::Hooks): a worker's
     // start-up (sandbox, CUDA context, CUPTI, the solution's library) costs about 0.3 s on an H100,
     // paid once instead of once per shape. Results live in a deque: a run holds a reference to its own.

@@ -37,6 +37,8 @@ struct EvalOptions {
   std::map<size_t, double> expected_seconds;
   // Judge every shape even after one has failed (the verdict is known at the first failure).
   bool all_shapes = false;
+  // Shapes judged at once by a check without timing (eval/shape_jobs.h); 0: automatic.
+  size_t shape_jobs = 0;
   std::filesystem::path work_dir;       // worker logs; required
   std::filesystem::path build_dir;      // content-addressed build cache; required
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)

@@ -55,6 +55,9 @@ TEST(CliBadInput, EveryNumericOptionRefusesBadValuesNamingTheOption) {
       {check, "--seed", {"0.5", "1e3"}},
       {check, "--repeat-calls", {"65", "0.5"}},
       {check, "--shape", {"0.5"}},
+      {check, "--shape-jobs", {"0", "65", "1.5"}},
+      {bench, "--shape-jobs", {"2"}},  // timing judges one shape at a time: check's option only
+      {eval, "--shape-jobs", {"2"}},
       {bench, "--max-time", {"0"}},
       {bench, "--min-samples", {"0", "2.5"}},
       {bench, "--max-samples", {"0", "1e9"}},

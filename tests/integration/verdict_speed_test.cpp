@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,12 @@ class HangingSolution : public testing::TestWithParam<const char*> {};
 TEST_P(HangingSolution, IsJudgedWithinTwentySecondsWithDefaultOptions) {
   const std::string mode = GetParam();
   const fs::path out = out_dir(mode);
-  Outcome run = kbench({mode, "softmax", (kSoftmax / "solutions" / "bad-host-hang").string(), "--target", "host", "--json",
-                    "--out", out.string()});
+  std::vector<std::string> args = {mode, "softmax", (kSoftmax / "solutions" / "bad-host-hang").string(), "--target", "host",
+                                   "--json", "--out", out.string()};
+  // One shape at a time, whatever the machine (a check judges several at once on many cores:
+  // ShapeJobs below), so that exactly one shape is judged.
+  if (mode == "check") args.insert(args.end(), {"--shape-jobs", "1"});
+  Outcome run = kbench(args);
   ASSERT_TRUE(run.j.is_object()) << run.r.output;
   EXPECT_EQ(run.j["verdict"], "fail") << run.r.output;
   EXPECT_EQ(run.j["failure"], "timeout") << run.j["message"];
@@ -150,7 +155,7 @@ TEST(EarlyWorkers, AFailingShapeStopsOrHandsOnTheNextWorker) {
   for (const bool all : {false, true}) {
     const fs::path out = out_dir(all ? "early-crash-all" : "early-crash");
     std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
-                                     "--target", "host", "--json", "--out", out.string()};
+                                     "--target", "host", "--json", "--out", out.string(), "--shape-jobs", "1"};
     if (all) args.push_back("--all-shapes");
     kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
     const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
@@ -158,6 +163,67 @@ TEST(EarlyWorkers, AFailingShapeStopsOrHandsOnTheNextWorker) {
     EXPECT_EQ(j["failure"], "crash");
     EXPECT_EQ(j["shapes"].size(), all ? 4u : 1u);
     for (const auto& s : j["shapes"]) EXPECT_EQ(s["failure"], "crash") << s["message"];
+    fs::remove_all(out);
+  }
+}
+
+// `kbench check` judges several shapes at once (eval/shape_jobs.h): all four of softmax's start
+// before the first has ended (their headers come before any shape's closing line), the verdict and
+// the results, in index order, are those of one shape at a time.
+TEST(ShapeJobs, ACheckJudgesItsShapesAtOnceWithTheVerdictOfOneAtATime) {
+  const fs::path out = out_dir("shape-jobs");
+  kb::CommandResult r = kb::run_command({KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "host-fast").string(),
+                                         "--target", "host", "--out", out.string(), "--shape-jobs", "4"},
+                                        std::chrono::minutes(3));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t report = r.output.find("kbench check softmax");
+  ASSERT_NE(report, std::string::npos) << r.output;
+  const std::string progress = r.output.substr(0, report);
+  const size_t first_end = progress.find(" s: worker start ");
+  ASSERT_NE(first_end, std::string::npos) << progress;
+  for (int i = 0; i < 4; ++i) EXPECT_LT(progress.find("shape " + std::to_string(i) + "/4: "), first_end) << progress;
+  // Every line of progress whole: each starts as kbench's own lines do.
+  std::istringstream lines(progress);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(line.rfind("shape ", 0) == 0 || line.rfind("  shape ", 0) == 0 || line.rfind("building", 0) == 0) << line;
+  }
+  // The report lists the shapes in index order, each checked on its 4 seeds, and passes.
+  const std::string table = r.output.substr(report);
+  size_t at = 0;
+  for (const char* label : {"ok batch=64 vocab=1024", "ok batch=32 vocab=4096", "ok batch=8 vocab=32768",
+                            "ok batch=4 vocab=131072"}) {
+    const size_t found = table.find(label, at);
+    ASSERT_NE(found, std::string::npos) << label << "\n" << table;
+    at = found;
+  }
+  EXPECT_NE(table.find("verdict PASS"), std::string::npos) << table;
+  fs::remove_all(out);
+}
+
+// A failing solution judged several shapes at once: the verdict is the one-at-a-time verdict; the
+// shapes not started when it was known are named; with --all-shapes every shape is judged.
+TEST(ShapeJobs, AFailureStopsTheShapesNotYetStartedUnlessAllAreAsked) {
+  for (const bool all : {false, true}) {
+    const fs::path out = out_dir(all ? "shape-jobs-crash-all" : "shape-jobs-crash");
+    std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
+                                     "--target", "host", "--json", "--out", out.string(), "--shape-jobs", "2"};
+    if (all) args.push_back("--all-shapes");
+    kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
+    const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    EXPECT_EQ(j["verdict"], "fail");
+    EXPECT_EQ(j["failure"], "crash");
+    for (const auto& s : j["shapes"]) EXPECT_EQ(s["failure"], "crash") << s["message"];
+    if (all) {
+      EXPECT_EQ(j["shapes"].size(), 4u);
+      EXPECT_TRUE(j["shapes_not_judged"].empty());
+    } else {
+      // The two started at once are judged, the other two never start.
+      EXPECT_EQ(j["shapes"].size(), 2u);
+      EXPECT_EQ(j["shapes_not_judged"].size(), 2u);
+      EXPECT_NE(j["message"].get<std::string>().find("2 other shapes not judged"), std::string::npos) << j["message"];
+    }
     fs::remove_all(out);
   }
 }
