@@ -715,7 +715,10 @@ class ShapeRun {
     // warm-up times unrepresentative, so the check is the cuda target's.
     t.host_call_samples = reply.host_call_seconds;
     if (args_.target == "cuda" && pol.blocking_kernel)
-      if (auto why = warmup_unlike_timed_calls(reply.warmup_call_seconds, t)) return fail(Reason::timing_dependent, *why);
+      if (auto why = warmup_unlike_timed_calls(reply.warmup_call_seconds, t))
+        // Another process's kernels on the GPU slow warm-up calls, not the timed ones' GPU time:
+        // a shared GPU is no evidence (warmup_finding).
+        return fail(warmup_finding(*why, gpu_sharing(w)));
     t.tail_checks = reply.tail_checks;  // result.json keeps them as the worker measured them
     t.event_samples = reply.event_samples;
     t.span_samples = reply.span_samples;
@@ -742,6 +745,16 @@ class ShapeRun {
     if (o_.integrity && !confirm_timing(w, seeds, ceil)) return false;
     say(fmt::format("median {:.3f} us over {} samples ({})", t.seconds.median * 1e6, t.seconds.n, t.stop_reason));
     return true;
+  }
+
+  // Whether processes other than kbench's own computed on the GPU just now (target/gpu_sharing.h):
+  // kbench's own are this process, the worker's tree and the next shape's worker, started early;
+  // nullopt on the host.
+  std::optional<GpuSharing> gpu_sharing(WorkerProcess& w) const {
+    std::set<long> ours = {static_cast<long>(getpid())};
+    for (const auto& [tid, delay] : thread_run_delays(w.pid())) ours.insert(tid);  // threads include processes
+    if (hooks_.add_own_threads) hooks_.add_own_threads(ours);
+    return target_->device_sharing(ours);
   }
 
   // The timing's confirmation by the parent's own clock (eval/timing_confirmation.h): K calls on
@@ -823,10 +836,7 @@ class ShapeRun {
       // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
       // run: shared caches and memory bandwidth, which no scheduler statistic shows).
       // Contention the scheduler cannot show: other processes on the GPU (nullopt on the host).
-      std::set<long> ours = {static_cast<long>(getpid())};
-      for (const auto& [tid, delay] : before) ours.insert(tid);  // the worker's tree (threads include processes)
-      if (hooks_.add_own_threads) hooks_.add_own_threads(ours);  // the next shape's worker, started early
-      const std::optional<GpuSharing> sharing = target_->device_sharing(ours);
+      const std::optional<GpuSharing> sharing = gpu_sharing(w);
       if (sharing) rec.gpu_sharing = gpu_sharing_name(*sharing);
       // Evidence needs the run to be quiet for every thread of the solution's: an OpenMP team's
       // threads wait for a CPU on a loaded host while the calling thread spins at their barrier,

@@ -41,6 +41,17 @@ std::optional<std::string> warmup_unlike_timed_calls(std::vector<double> warm, c
                      warm_median * 1e6, warm.size(), timed * 1e6);
 }
 
+Finding warmup_finding(const std::string& why, std::optional<GpuSharing> sharing) {
+  if (!sharing || *sharing == GpuSharing::exclusive) return {Reason::timing_dependent, why};
+  return {Reason::timing_unconfirmed,
+          fmt::format("{}; but {}, which slows untimed calls and not the timed ones' GPU time: kbench cannot tell "
+                      "this from a solution that behaves differently when timed; judge it again with the GPU to itself",
+                      why,
+                      *sharing == GpuSharing::shared
+                          ? "other processes had a context on the GPU (nvidia-smi)"
+                          : "kbench could not see which processes used the GPU (nvidia-smi did not list its own)")};
+}
+
 nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
   const Summary& s = r.seconds;
   nlohmann::json j = {{"n", s.n}, {"median", s.median}, {"mean", s.mean}, {"min", s.min}, {"max", s.max},

@@ -13,6 +13,8 @@
 
 #include "core/stats.h"
 #include "protocol/timing_policy.h"
+#include "target/gpu_sharing.h"
+#include "verdict/finding.h"
 
 namespace kb {
 
@@ -92,6 +94,12 @@ std::optional<Summary> host_call_summary(const TimingRecord& r);
 // took 335 us against a GPU median of 2.8 us and 190 us of host time per timed call).
 // Returns why the calls differ, or nullopt (also with fewer than 4 warm-up calls).
 std::optional<std::string> warmup_unlike_timed_calls(std::vector<double> warmup_call_seconds, const TimingRecord& r);
+
+// What a warm-up check that fired means, given who used the GPU (target/gpu_sharing.h; nullopt on
+// a target without a listing): `timing_dependent` where kbench had the GPU to itself, else
+// `timing_unconfirmed` with why, since another process's kernels slow the warm-up calls (wall
+// time) and not the timed ones (the GPU's time of the solution's own work).
+Finding warmup_finding(const std::string& why, std::optional<GpuSharing> sharing);
 
 nlohmann::json to_json(const TimingRecord& r, bool with_samples);
 

@@ -124,6 +124,19 @@ TEST(WarmupCheck, UntimedCallsFarSlowerThanTimedOnesAreCaughtButAPythonCallsHost
   EXPECT_FALSE(warmup_unlike_timed_calls({1.0, 1.0, 1.0}, timed_record(5e-6, {})));  // too few to judge
 }
 
+// The check that fired fails the solution only where kbench had the GPU to itself: beside another
+// process's kernels (an H200 run shared by two evaluations) it could not judge.
+TEST(WarmupCheck, ASharedGpuIsNoEvidence) {
+  EXPECT_EQ(warmup_finding("slow warm-up", GpuSharing::exclusive).reason, Reason::timing_dependent);
+  EXPECT_EQ(warmup_finding("slow warm-up", std::nullopt).reason, Reason::timing_dependent);
+  const Finding shared = warmup_finding("slow warm-up", GpuSharing::shared);
+  EXPECT_EQ(shared.reason, Reason::timing_unconfirmed);
+  EXPECT_EQ(shared.verdict(), Verdict::error);
+  EXPECT_NE(shared.message.find("slow warm-up; but other processes had a context on the GPU"), std::string::npos)
+      << shared.message;
+  EXPECT_EQ(warmup_finding("slow warm-up", GpuSharing::unknown).reason, Reason::timing_unconfirmed);
+}
+
 TEST(StoppingCriterion, NeedsMinSamplesThenStopsOnLowNoise) {
   TimingPolicy pol;
   pol.min_samples = 30;
