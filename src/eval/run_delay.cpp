@@ -73,9 +73,10 @@ double run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t t
   return static_cast<double>(a->second - b->second) * 1e-9;
 }
 
-double largest_run_delay_growth(const RunDelays& before, const RunDelays& after) {
+double largest_run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t except) {
   double largest = 0;
-  for (const auto& [tid, _] : after) largest = std::max(largest, run_delay_growth(before, after, tid));
+  for (const auto& [tid, _] : after)
+    if (tid != except) largest = std::max(largest, run_delay_growth(before, after, tid));
   return largest;
 }
 

@@ -25,9 +25,10 @@ pid_t worker_main_thread(pid_t root);
 // How much one thread's run delay grew between two snapshots, in seconds (0 when either lacks it).
 double run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t tid);
 
-// The largest growth of any one thread present in both snapshots, in seconds (0 when none is):
-// a solution's own threads (OpenMP's team) wait for a CPU on a loaded machine while the thread
-// that calls kb_run spins at their barrier, running, so its own wait alone does not show the load.
-double largest_run_delay_growth(const RunDelays& before, const RunDelays& after);
+// The largest growth of any one thread present in both snapshots but `except`, in seconds (0 when
+// none is): a solution's own threads (OpenMP's team) wait for a CPU on a loaded machine while the
+// thread that calls kb_run (`except`) spins at their barrier, running, so its own wait alone does
+// not show the load.
+double largest_run_delay_growth(const RunDelays& before, const RunDelays& after, pid_t except);
 
 }  // namespace kb

@@ -56,9 +56,10 @@ bool is_tampering_evidence(double claimed_median, double unloaded_per_call, doub
 }
 
 bool run_is_tampering_evidence(double claimed_median, double wall, size_t calls, const ConfirmationAllowance& a,
-                               double busiest_wait, bool hidden_contention_ruled_out) {
+                               double caller_wait, double others_wait, bool hidden_contention_ruled_out) {
   if (!(wall > 0)) return false;
-  const double wait = std::clamp(busiest_wait, 0.0, wall);
+  if (others_wait > kQuietWaitFraction * wall) return false;
+  const double wait = std::clamp(caller_wait, 0.0, wall);
   return is_tampering_evidence(claimed_median, confirmed_seconds_per_call(wall - wait, calls, a), wait / wall,
                                hidden_contention_ruled_out);
 }

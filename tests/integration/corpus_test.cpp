@@ -134,6 +134,13 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
                                                     {"failure", j.value("failure", "")},
                                                     {"binary_stamp", binary_stamp()}}.dump();
   }
+  // Still too loaded after the pauses: kbench said it could not judge (an error, no score), which
+  // the integrity issue allows under load and which is no verdict on the entry, right or wrong; a
+  // fail of an honest entry, or a pass of an exploit, is still a failure of this test.
+  if (kb::test::too_loaded_to_judge(j) && e.failure != "timing_unconfirmed")
+    GTEST_SKIP() << "the machine stayed too loaded to judge " << e.dir << ": " << kb::test::kJudgeAgainWhenTooLoaded + 1
+                 << " evaluations said error timing_unconfirmed (kbench could not tell tampering from load): "
+                 << j["message"];
   EXPECT_EQ(j["verdict"], e.verdict) << j["message"];
   EXPECT_EQ(j["failure"], e.failure) << j["message"];
   EXPECT_EQ(r.exit_code, e.verdict == "pass" ? 0 : 1);
@@ -166,7 +173,7 @@ TEST_P(Corpus, VerdictAndReasonAreTheExpectedOnes) {
 // corpus, for machines that limit how long one command may run; the line printed names the filter.
 TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
   if (std::string(CORPUS_TARGET) == "cuda" && !kb::cuda_available()) GTEST_SKIP() << "no CUDA GPU on this machine";
-  int exploits = 0, caught = 0, honest = 0, passed = 0, recorded = 0;
+  int exploits = 0, caught = 0, honest = 0, passed = 0, recorded = 0, unjudged = 0;
   const int64_t stamp = binary_stamp();
   const char* filter = std::getenv("KBENCH_CORPUS_FILTER");
   const std::regex only(filter ? filter : "");
@@ -189,6 +196,12 @@ TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
     }
     const std::string verdict = j.is_discarded() ? "?" : j.value("verdict", "?");
     const std::string failure = j.is_discarded() ? "?" : j.value("failure", "");
+    // Not judged: the machine was too loaded for kbench to tell tampering from load (the entry's
+    // own test skipped it, saying so); counted apart, neither caught nor passed.
+    if (verdict == "error" && failure == "timing_unconfirmed" && e.failure != "timing_unconfirmed") {
+      ++unjudged;
+      continue;
+    }
     if (is_exploit) {
       ++exploits;
       if (verdict == "fail" && failure == e.failure) ++caught;
@@ -201,8 +214,10 @@ TEST(CorpusFigures, ExploitsCaughtAndHonestPassed) {
   }
   std::cout << "[corpus " << CORPUS_TARGET << (filter ? std::string(" matching '") + filter + "'" : std::string())
             << "] exploits caught " << caught << "/" << exploits << ", honest passed " << passed << "/" << honest
-            << " (" << recorded << " from the entries' own runs, " << exploits + honest - recorded << " evaluated here)"
-            << std::endl;
+            << (unjudged ? ", " + std::to_string(unjudged) + " not judged (too loaded: timing_unconfirmed)" : std::string())
+            << " (" << recorded << " from the entries' own runs, " << exploits + honest - recorded + unjudged
+            << " evaluated here)" << std::endl;
+  RecordProperty("not_judged", unjudged);
   RecordProperty("exploits_caught", caught);
   RecordProperty("honest_passed", passed);
 }
