@@ -718,7 +718,7 @@ class ShapeRun {
       if (auto why = warmup_unlike_timed_calls(reply.warmup_call_seconds, t))
         // Another process's kernels on the GPU slow warm-up calls, not the timed ones' GPU time:
         // a shared GPU is no evidence (warmup_finding).
-        return fail(warmup_finding(*why, gpu_sharing(w)));
+        return fail(warmup_finding(*why, gpu_sharing(thread_run_delays(w.pid()))));
     t.tail_checks = reply.tail_checks;  // result.json keeps them as the worker measured them
     t.event_samples = reply.event_samples;
     t.span_samples = reply.span_samples;
@@ -748,11 +748,12 @@ class ShapeRun {
   }
 
   // Whether processes other than kbench's own computed on the GPU just now (target/gpu_sharing.h):
-  // kbench's own are this process, the worker's tree and the next shape's worker, started early;
-  // nullopt on the host.
-  std::optional<GpuSharing> gpu_sharing(WorkerProcess& w) const {
+  // kbench's own are this process, the worker's tree (`worker_threads`, thread_run_delays of the
+  // worker: threads include processes) and the next shape's worker, started early; nullopt on the
+  // host.
+  std::optional<GpuSharing> gpu_sharing(const RunDelays& worker_threads) const {
     std::set<long> ours = {static_cast<long>(getpid())};
-    for (const auto& [tid, delay] : thread_run_delays(w.pid())) ours.insert(tid);  // threads include processes
+    for (const auto& [tid, delay] : worker_threads) ours.insert(tid);
     if (hooks_.add_own_threads) hooks_.add_own_threads(ours);
     return target_->device_sharing(ours);
   }
@@ -836,7 +837,7 @@ class ShapeRun {
       // quiet machine; or far too slow in any run (a loaded machine also slows the calls it does
       // run: shared caches and memory bandwidth, which no scheduler statistic shows).
       // Contention the scheduler cannot show: other processes on the GPU (nullopt on the host).
-      const std::optional<GpuSharing> sharing = gpu_sharing(w);
+      const std::optional<GpuSharing> sharing = gpu_sharing(after);
       if (sharing) rec.gpu_sharing = gpu_sharing_name(*sharing);
       // Evidence needs every other thread of the solution's to have had its CPU: an OpenMP team's
       // threads wait for a CPU on a loaded host while the calling thread spins at their barrier,
