@@ -27,6 +27,11 @@ std::optional<Summary> host_call_summary(const TimingRecord& r) {
   return summarize(host);
 }
 
+std::optional<double> cold_median(const TimingRecord& r) {
+  if (r.cold_samples.empty()) return std::nullopt;
+  return quantile(r.cold_samples, 0.5);
+}
+
 std::optional<std::string> warmup_unlike_timed_calls(std::vector<double> warm, const TimingRecord& r) {
   if (warm.size() < 4) return std::nullopt;
   warm.erase(warm.begin(), warm.begin() + static_cast<std::ptrdiff_t>(warm.size() / 2));
@@ -84,8 +89,7 @@ nlohmann::json to_json(const TimingRecord& r, bool with_samples) {
     nlohmann::json st = {{"seconds", r.steady->seconds}, {"calls", r.steady->calls},
                          {"batch_seconds", r.steady->batch_seconds},
                          {"host_batch_seconds", r.steady->host_batch_seconds}};
-    // The cold samples' median before the floor: the GPU's time, beside the steady cost.
-    if (!r.cold_samples.empty()) st["cold_median"] = quantile(r.cold_samples, 0.5);
+    if (const auto cold = cold_median(r)) st["cold_median"] = *cold;  // the GPU's time, beside the steady cost
     j["steady"] = st;
   }
   if (with_samples) {

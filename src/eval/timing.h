@@ -80,6 +80,11 @@ struct TimingRecord {
 // `launches` line report.
 std::optional<Summary> host_call_summary(const TimingRecord& r);
 
+// Under the steady floor, the cold samples' median before the floor (the GPU's time on cuda), or
+// nullopt where there are none: what result.json's `steady.cold_median` and the verdict's `steady`
+// line report.
+std::optional<double> cold_median(const TimingRecord& r);
+
 // The warm-up check of the cuda target: a solution that tells timed calls (behind the blocking
 // kernel) from untimed ones (on an idle stream) and, say, sleeps while it thinks it is warming up,
 // shows as warm-up calls far slower than timed ones. A warm-up call's wall time adds launch and

@@ -87,9 +87,9 @@ std::string launch_cost_line(const EvalResult& r) {
         continue;
       }
       any = true;
-      figures.push_back(t->cold_samples.empty() ? duration_text(t->steady->seconds)
-                                                : fmt::format("{} (cold {})", duration_text(t->steady->seconds),
-                                                              duration_text(quantile(t->cold_samples, 0.5))));
+      const std::optional<double> cold = cold_median(*t);
+      figures.push_back(cold ? fmt::format("{} (cold {})", duration_text(t->steady->seconds), duration_text(*cold))
+                             : duration_text(t->steady->seconds));
     }
     if (!any) return "";
     return fmt::format("  steady   calls back to back with their launches, per call and shape: {} (no call scores "
