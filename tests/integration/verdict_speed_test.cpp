@@ -45,6 +45,19 @@ fs::path out_dir(const std::string& tag) {
   return d;
 }
 
+// `kbench check --json` of the crashing softmax, `jobs` shapes at once, every shape when `all`.
+nlohmann::json check_crashing_solution(const fs::path& out, const std::string& jobs, bool all) {
+  std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
+                                   "--target", "host", "--json", "--out", out.string(), "--shape-jobs", jobs};
+  if (all) args.push_back("--all-shapes");
+  const kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
+  const size_t brace = r.output.find('{');
+  const nlohmann::json j =
+      brace == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.output.substr(brace), nullptr, false);
+  EXPECT_TRUE(j.is_object()) << r.output;
+  return j;
+}
+
 // The bound: with default options, a hanging solution on the deck's softmax is judged in
 // under 20 s. The timeouts that make up the time are wall-clock figures (5 s per call, ~14 s for a
 // timing request), so a loaded machine adds only start-up to them.
@@ -154,12 +167,8 @@ TEST(EarlyWorkers, TheNextShapesWorkerStartsBeforeTheShapeBeforeIsTimed) {
 TEST(EarlyWorkers, AFailingShapeStopsOrHandsOnTheNextWorker) {
   for (const bool all : {false, true}) {
     const fs::path out = out_dir(all ? "early-crash-all" : "early-crash");
-    std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
-                                     "--target", "host", "--json", "--out", out.string(), "--shape-jobs", "1"};
-    if (all) args.push_back("--all-shapes");
-    kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
-    const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
-    ASSERT_TRUE(j.is_object()) << r.output;
+    const nlohmann::json j = check_crashing_solution(out, "1", all);
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j["failure"], "crash");
     EXPECT_EQ(j["shapes"].size(), all ? 4u : 1u);
     for (const auto& s : j["shapes"]) EXPECT_EQ(s["failure"], "crash") << s["message"];
@@ -206,12 +215,8 @@ TEST(ShapeJobs, ACheckJudgesItsShapesAtOnceWithTheVerdictOfOneAtATime) {
 TEST(ShapeJobs, AFailureStopsTheShapesNotYetStartedUnlessAllAreAsked) {
   for (const bool all : {false, true}) {
     const fs::path out = out_dir(all ? "shape-jobs-crash-all" : "shape-jobs-crash");
-    std::vector<std::string> args = {KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "bad-host-crash").string(),
-                                     "--target", "host", "--json", "--out", out.string(), "--shape-jobs", "2"};
-    if (all) args.push_back("--all-shapes");
-    kb::CommandResult r = kb::run_command(args, std::chrono::minutes(3));
-    const nlohmann::json j = nlohmann::json::parse(r.output.substr(r.output.find('{')), nullptr, false);
-    ASSERT_TRUE(j.is_object()) << r.output;
+    const nlohmann::json j = check_crashing_solution(out, "2", all);
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j["verdict"], "fail");
     EXPECT_EQ(j["failure"], "crash");
     for (const auto& s : j["shapes"]) EXPECT_EQ(s["failure"], "crash") << s["message"];
