@@ -35,6 +35,7 @@ bool stderr_is_terminal();
 // Each registers its subcommands; the callback returns the exit code through `exit_code`.
 void register_deck_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_eval_commands(CLI::App& app, GlobalOptions& g, int& exit_code);
+void register_build_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_ceilings_command(CLI::App& app, GlobalOptions& g, int& exit_code);
 void register_worker_command(CLI::App& app, int& exit_code);
 void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code);

@@ -18,6 +18,8 @@
 #include "core/atomic_file.h"
 #include "core/gpu_lock.h"
 #include "target/ceilings.h"
+#include "target/compile.h"
+#include "target/python_solution.h"
 #include "target/target.h"
 
 namespace kb::cli {
@@ -49,7 +51,10 @@ std::string timestamp() {
   return buf;
 }
 
-int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
+// The problem, the target and the solution folder of a command that judges or builds a solution,
+// checked before any work: a missing folder or file, an unsupported target and a shape index out
+// of range are the user's mistakes (exit 2), never verdicts.
+Problem checked_problem_and_folder(GlobalOptions& g, const EvalCommand& c) {
   resolve_defaults(g);
   Problem p = find_problem(g, c.problem);
   // What the evaluator would otherwise find only after building, and report as a verdict: a
@@ -83,6 +88,11 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
                                    c.solution.string(), c.target == "host" ? "solution.cpp" : c.target == "cuda" ? "solution.cu"
                                                                                                                : "solution.cpp or solution.cu"));
   }
+  return p;
+}
+
+int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
+  const Problem p = checked_problem_and_folder(g, c);
   EvalOptions& o = c.options;
   if (c.memory_limit > 0) o.memory_limit_bytes = c.memory_limit;
   // The re-checked timed calls are drawn from the samples: fewer samples than re-checks would leave
@@ -251,7 +261,55 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
   cmd->callback([c, &g, &exit_code, mode] { exit_code = run(mode, *c, g); });
 }
 
+// `kbench build`: the solution compiled into kbench's build cache, as `check`, `bench` and `eval`
+// build it (same flags, same sandbox, same cache key), and nothing run. An agent learns whether its
+// code compiles without a GPU's time; a corpus or sweep builds every solution on the CPUs first, in
+// parallel, while the GPU judges the ones already built (tests/benchmarks/corpus).
+int run_build(EvalCommand& c, GlobalOptions& g) {
+  const Problem p = checked_problem_and_folder(g, c);
+  const fs::path solution_dir = fs::absolute(c.solution).lexically_normal();
+  std::unique_ptr<Target> target = make_target(c.target);
+  if (is_python_solution(solution_dir, target->source_file()))
+    if (const auto why = python_unavailable_reason(target->name()))
+      throw UsageError(fmt::format("{}: Python solutions are unavailable on the {} target: {}", c.solution.string(),
+                                   target->name(), *why));
+  BuildOptions bo{{}, p.allowed_libraries};
+  bo.sandbox = !c.no_sandbox;
+  if (bo.sandbox)
+    if (const BwrapProbe probe = probe_worker_sandbox(); !probe.ok)
+      throw UsageError(probe.error + ". kbench builds a solution only in a sandbox; pass --no-sandbox to build without one");
+  const bool tty = stderr_is_terminal();
+  if (!g.json) std::cerr << (tty ? "\033[2m" : "") << "building " << solution_dir.string() << (tty ? "\033[0m" : "") << "\n";
+  const BuildResult b = target->build(solution_dir, kbench_cache_dir() / "build", bo);
+  if (g.json) {
+    nlohmann::json j = {{"problem", p.name},      {"solution_dir", solution_dir.string()},
+                        {"target", target->name()}, {"ok", b.ok},
+                        {"cached", b.cached},        {"seconds", b.seconds},
+                        {"command", b.command},      {"library", b.ok ? b.library.string() : ""},
+                        {"log", b.ok ? "" : trim_compiler_log(b.log)}};
+    std::cout << kb::json_text(j) << "\n";
+  } else if (b.ok) {
+    std::cout << fmt::format("built {} for {} ({}): {}\n", solution_dir.filename().string(), target->name(),
+                             b.cached ? "from the build cache" : fmt::format("{:.1f} s", b.seconds), b.library.string());
+  } else {
+    std::cout << fmt::format("build FAILED: {} for {}\n  command {}\n{}\n", solution_dir.filename().string(),
+                             target->name(), b.command, trim_compiler_log(b.log));
+  }
+  return b.ok ? kExitPass : kExitFail;
+}
+
 }  // namespace
+
+void register_build_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto c = std::make_shared<EvalCommand>();
+  auto* cmd = app.add_subcommand("build", "Compile a solution into kbench's build cache, as check/bench/eval would; run nothing");
+  add_global_options(*cmd, g);
+  cmd->add_option("PROBLEM", c->problem, "Problem name (see `kbench list`) or folder")->required();
+  cmd->add_option("SOLUTION_DIR", c->solution, "Folder holding solution.cu / solution.cpp / solution.py")->required();
+  cmd->add_option("--target", c->target, "host, cuda or auto (cuda when a GPU is present)")->capture_default_str();
+  cmd->add_flag("--no-sandbox", c->no_sandbox, "Run the compiler as kbench instead of in the build sandbox");
+  cmd->callback([c, &g, &exit_code] { exit_code = run_build(*c, g); });
+}
 
 void register_eval_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_eval_command(app, g, exit_code, "check", "Check a solution's correctness on fixed and secret seeds");

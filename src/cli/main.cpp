@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitPass;
   register_deck_commands(app, g, exit_code);
   register_eval_commands(app, g, exit_code);
+  register_build_command(app, g, exit_code);
   register_ceilings_command(app, g, exit_code);
   register_targets_command(app, g, exit_code);
   register_prepare_command(app, g, exit_code);

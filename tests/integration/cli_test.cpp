@@ -13,6 +13,7 @@
 #include "core/safetensors.h"
 #include "core/subprocess.h"
 #include "cli_test_util.h"
+#include "scratch_dir.h"
 #include "deck/generate.h"
 #include "deck/problem.h"
 #include "eval/expected.h"
@@ -272,3 +273,43 @@ TEST(Cli, DumpErrorsNameTheBadArgument) {
 }
 
 }  // namespace
+
+// `kbench build` compiles a solution into the build cache exactly as check/bench/eval would: the
+// second build and the check after it find it there; a compile error is exit 1 with the compiler's
+// words, a bad folder exit 2 naming it.
+TEST(Cli, BuildCompilesIntoTheCacheThatCheckUses) {
+  const fs::path cache = kb::test::scratch_dir("build-cache");
+  setenv("KBENCH_CACHE_DIR", cache.c_str(), 1);
+  const std::string solutions = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/";
+  auto first = kbench({"build", "softmax", solutions + "host-naive", "--target", "host", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto j1 = nlohmann::json::parse(first.output.substr(first.output.find('{')));
+  EXPECT_TRUE(j1["ok"].get<bool>());
+  EXPECT_FALSE(j1["cached"].get<bool>());
+  const fs::path library = j1["library"].get<std::string>();
+  EXPECT_TRUE(fs::is_regular_file(library)) << library;
+  EXPECT_EQ(library.string().rfind((cache / "build").string(), 0), 0u) << library << " is not under " << cache;
+
+  auto second = kbench({"build", "softmax", solutions + "host-naive", "--target", "host", "--json"});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  const auto j2 = nlohmann::json::parse(second.output.substr(second.output.find('{')));
+  EXPECT_TRUE(j2["cached"].get<bool>());
+  EXPECT_EQ(j2["library"], j1["library"]);
+
+  auto check = kbench({"check", "softmax", solutions + "host-naive", "--target", "host", "--shape", "0", "--json",
+                       "--out", (cache / "check").string()});
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  const auto jc = nlohmann::json::parse(check.output.substr(check.output.find('{')));
+  EXPECT_TRUE(jc["build"]["cached"].get<bool>()) << jc["build"].dump();
+  EXPECT_EQ(jc["build"]["library"], j1["library"]);
+
+  auto broken = kbench({"build", "softmax", solutions + "bad-host-compile-error", "--target", "host"});
+  EXPECT_EQ(broken.exit_code, 1) << broken.output;
+  EXPECT_NE(broken.output.find("build FAILED"), std::string::npos) << broken.output;
+  EXPECT_NE(broken.output.find("error:"), std::string::npos) << broken.output;
+
+  auto missing = kbench({"build", "softmax", "/nonexistent/solution", "--target", "host"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("/nonexistent/solution"), std::string::npos) << missing.output;
+  fs::remove_all(cache);
+}
