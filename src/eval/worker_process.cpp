@@ -34,6 +34,7 @@ WorkerProcess::WorkerProcess(StartOnly, const WorkerArgs& a, const fs::path& log
   int req[2], rep[2];
   if (pipe2(req, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+  widen_pipe(rep[1]);  // the replies carry the outputs: up to gigabytes (protocol/channel.h)
   const std::string exe = self_executable().string();
   WorkerArgs inside = a;
   BwrapLayout layout;

@@ -4,6 +4,7 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -128,6 +129,14 @@ std::array<unsigned char, 32> channel_key_from_hex(const std::string& hex) {
   if (hex.size() != 64) throw std::runtime_error("a channel key is 64 hex digits");
   for (size_t i = 0; i < 32; ++i) k[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return k;
+}
+
+size_t widen_pipe(int fd) {
+  constexpr int kWide = 1 << 20;
+  const int now = fcntl(fd, F_GETPIPE_SZ);
+  if (now >= kWide) return static_cast<size_t>(now);
+  const int got = fcntl(fd, F_SETPIPE_SZ, kWide);
+  return static_cast<size_t>(got > 0 ? got : std::max(now, 0));
 }
 
 void send_message(int fd, const nlohmann::json& header, const void* payload, size_t payload_bytes, ChannelAuth* auth) {

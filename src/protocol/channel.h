@@ -53,6 +53,12 @@ std::array<unsigned char, 32> random_channel_key();  // from the OS entropy sour
 std::string to_hex(const unsigned char* p, size_t n);
 std::array<unsigned char, 32> channel_key_from_hex(const std::string& hex);
 
+// Widens a pipe's buffer to 1 MiB (Linux's default is 64 KiB; 1 MiB is the unprivileged maximum,
+// /proc/sys/fs/pipe-max-size) and returns its size after (the old one where the kernel refuses): a
+// large reply (moe_swiglu's outputs are 0.8 GB a call) then crosses in a sixteenth of the wake-ups
+// of both ends (tests/benchmarks/channel_throughput.cpp prints the two side by side).
+size_t widen_pipe(int fd);
+
 // Throws ChannelClosed when the peer is gone (EPIPE). With an active `auth`, tags the frame and
 // advances its sequence number; otherwise the tag is zeros.
 void send_message(int fd, const nlohmann::json& header, const void* payload = nullptr, size_t payload_bytes = 0,

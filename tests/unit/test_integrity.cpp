@@ -2,6 +2,7 @@
 // scan, the exported-symbol rule.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <fcntl.h>
 #include <openssl/hmac.h>
 #include <unistd.h>
 
@@ -117,6 +118,27 @@ TEST(Channel, APayloadOfManyPiecesCarriesTheOneShotTagAndAChangedByteIsRefused) 
   std::vector<unsigned char> tampered = frame;
   tampered[tampered.size() - 32 - 5] ^= 1;
   EXPECT_THROW(deliver(tampered, recv_tampered), ChannelForged);
+}
+
+// The reply pipe is widened to 1 MiB where the kernel allows it (the unprivileged maximum is
+// /proc/sys/fs/pipe-max-size), and a tagged frame of many pieces crosses the widened pipe intact.
+TEST(Channel, TheReplyPipeIsWidenedAndCarriesFramesIntact) {
+  Pipe a;
+  const int before = fcntl(a.w, F_GETPIPE_SZ);
+  const size_t after = widen_pipe(a.w);
+  EXPECT_EQ(after, static_cast<size_t>(fcntl(a.w, F_GETPIPE_SZ)));
+  size_t max_size = 0;
+  std::ifstream("/proc/sys/fs/pipe-max-size") >> max_size;
+  if (max_size >= (size_t{1} << 20)) EXPECT_EQ(after, size_t{1} << 20) << "64 KiB was " << before;
+  EXPECT_GE(after, static_cast<size_t>(before));
+
+  ChannelAuth send{random_channel_key(), 0, true}, recv = send;
+  std::vector<std::byte> payload((size_t{5} << 20) + 7);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 2654435761u >> 24);
+  std::thread writer([&] { send_message(a.w, {{"rc", 0}}, payload.data(), payload.size(), &send); });
+  const Message m = receive_message(a.r, std::chrono::seconds(30), &recv, payload.size());
+  writer.join();
+  EXPECT_EQ(m.payload, payload);
 }
 
 TEST(Channel, KeyHexRoundTrip) {
