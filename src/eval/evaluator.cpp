@@ -282,9 +282,10 @@ class ShapeRun {
   bool run(const Target& target, const Ceilings* ceilings) {
     const bool pass = timed(r_.seconds.total, [&] { return run_phases(target, ceilings); });
     const ShapePhases& t = r_.seconds;
-    say(fmt::format("{:.1f} s: worker start {:.1f} s, setup {:.1f} s, expected outputs {:.1f} s, worker calls {:.1f} s, "
-                    "judging {:.1f} s",
-                    t.total, t.start, t.setup, t.expected, t.worker, t.judging));
+    say(fmt::format("{:.1f} s: worker start {:.1f} s, setup {:.1f} s, expected outputs {:.1f} s, worker calls {:.1f} s "
+                    "(checks {:.1f}, repeats {:.1f}, timing {:.1f}, confirmation {:.1f}), judging {:.1f} s",
+                    t.total, t.start, t.setup, t.expected, t.worker, t.checks, t.repeats, t.timing, t.confirmation,
+                    t.judging));
     return pass;
   }
 
@@ -380,6 +381,12 @@ class ShapeRun {
     return reply.rc;
   }
 
+  // A wait on the worker, counted in `worker` and in its request's part of it (ShapePhases).
+  template <class F>
+  decltype(auto) worker_wait(double& part, F&& f) {
+    return timed(r_.seconds.worker, [&]() -> decltype(auto) { return timed(part, f); });
+  }
+
   // One checked call of case `c` (the worker's `check` op: fresh inputs of c.seed, outputs
   // poisoned, downloaded and re-fingerprinted), judged into `sc`; the reply is returned for what
   // else it carries (the GPU work).
@@ -390,7 +397,7 @@ class ShapeRun {
       req.perturb_secret = c.perturbed->first;
       req.perturb_call = c.perturbed->second;
     }
-    Message m = timed(r_.seconds.worker, [&] { return w.request(req, timeout_); });
+    Message m = worker_wait(r_.seconds.checks, [&] { return w.request(req, timeout_); });
     const auto reply = m.header.get<CheckReply>();
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);
@@ -555,7 +562,7 @@ class ShapeRun {
   bool repeat(WorkerProcess& w, const Case& c) {
     // The parent waits on the repeated calls with nothing to do: the timing's input sets are made now.
     if (o_.bench) start_bench_inputs();
-    Message m = timed(r_.seconds.worker, [&] {
+    Message m = worker_wait(r_.seconds.repeats, [&] {
       return w.request(RepeatRequest{c.seed, o_.repeat_calls}, limits_.calls(o_.repeat_calls));
     });
     const auto reply = m.header.get<RepeatReply>();
@@ -615,7 +622,7 @@ class ShapeRun {
     const RecheckReservoir reservoir(fresh_secret(), static_cast<size_t>(std::max(pol.rechecks, 0)));
     say("timing");
     const auto budget = limits_.bench(pol);
-    Message m = timed(r_.seconds.worker, [&] {
+    Message m = worker_wait(r_.seconds.timing, [&] {
       return w.request(BenchRequest{seeds, pol, perturb_secret, reservoir.seed(),
                                     static_cast<size_t>(std::max(pol.rechecks, 0))},
                        budget);
@@ -790,7 +797,8 @@ class ShapeRun {
     int tampered_runs = 0;
     double most_waited = 0;
     for (int attempt = 1; attempt <= kConfirmationAttempts; ++attempt) {
-      Message prepared = timed(r_.seconds.worker, [&] { return w.request(ConfirmPrepareRequest{k}, limits_.calls(1)); });
+      Message prepared = worker_wait(r_.seconds.confirmation,
+                                     [&] { return w.request(ConfirmPrepareRequest{k}, limits_.calls(1)); });
       if (prepared.header.get<ConfirmPrepareReply>().calls != k)
         return fail(Reason::channel_forged, "the worker did not prepare the calls kbench asked for");
       // The secret is drawn now, after the copies exist: nothing in the worker can know it earlier.
@@ -798,7 +806,7 @@ class ShapeRun {
       const pid_t caller = worker_main_thread(w.pid());
       const RunDelays before = thread_run_delays(w.pid());
       const auto t0 = std::chrono::steady_clock::now();
-      Message m = timed(r_.seconds.worker, [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
+      Message m = worker_wait(r_.seconds.confirmation, [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const RunDelays after = thread_run_delays(w.pid());
       const double waited = run_delay_growth(before, after, caller);
@@ -885,7 +893,7 @@ class ShapeRun {
   // perturbed as call `call` of `secret`.
   bool judge_confirmation(WorkerProcess& w, const std::vector<uint64_t>& seeds, uint64_t secret, size_t call,
                           const std::vector<uint64_t>& committed) {
-    Message m = timed(r_.seconds.worker, [&] { return w.request(ConfirmFetchRequest{call}, limits_.calls(1)); });
+    Message m = worker_wait(r_.seconds.confirmation, [&] { return w.request(ConfirmFetchRequest{call}, limits_.calls(1)); });
     const auto fetched = m.header.get<ConfirmFetchReply>();
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);

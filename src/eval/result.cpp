@@ -39,7 +39,9 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
           {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
           {"seconds", {{"start", s.seconds.start}, {"setup", s.seconds.setup}, {"expected", s.seconds.expected},
-                       {"worker", s.seconds.worker}, {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
+                       {"worker", s.seconds.worker}, {"checks", s.seconds.checks}, {"repeats", s.seconds.repeats},
+                       {"timing", s.seconds.timing}, {"confirmation", s.seconds.confirmation},
+                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
           {"call_timeout_seconds", s.call_timeout_seconds}};
 }
 
@@ -186,6 +188,9 @@ ShapeResult shape_from(const json& j) {
   s.seconds = {get<double>(sec, "setup"), get<double>(sec, "expected"), get<double>(sec, "worker"),
                get<double>(sec, "judging"), get<double>(sec, "total")};
   if (sec.contains("start")) s.seconds.start = get<double>(sec, "start");  // absent before it was recorded
+  for (auto [key, field] : {std::pair{"checks", &ShapePhases::checks}, std::pair{"repeats", &ShapePhases::repeats},
+                            std::pair{"timing", &ShapePhases::timing}, std::pair{"confirmation", &ShapePhases::confirmation}})
+    if (sec.contains(key)) s.seconds.*field = get<double>(sec, key);  // the same
   s.call_timeout_seconds = get<double>(j, "call_timeout_seconds");
   return s;
 }

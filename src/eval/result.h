@@ -38,6 +38,10 @@ struct ShapePhases {
   // The wait for the worker's start-up; near 0 where it was started while the shape before was
   // checked (all but the first shape judged).
   double start = 0;
+  // `worker` by request: the checked calls (one per seed), the race check's repeats, the timing
+  // (warm-up, hot time, samples, re-checks, tail checks, all in one request) and the confirmation
+  // by kbench's clock; each the parent's wait, outputs copied back included.
+  double checks = 0, repeats = 0, timing = 0, confirmation = 0;
 };
 
 struct ShapeResult {

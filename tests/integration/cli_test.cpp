@@ -123,6 +123,24 @@ TEST(Cli, TheTimingKnobsAreRecordedInTheResultsPolicy) {
   EXPECT_EQ(j["timing_policy"]["blocking_kernel"], false) << j["timing_policy"].dump();
 }
 
+// Where the worker's time went, by request: each part measured, together no more than the whole.
+TEST(Cli, TheWorkersTimeIsSplitByRequest) {
+  const std::string solution = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/host-naive";
+  auto r = kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--max-time", "0.2",
+                   "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  const auto& sec = j["shapes"][0]["seconds"];
+  double parts = 0;
+  for (const char* k : {"timing", "confirmation"}) {
+    EXPECT_GT(sec[k].get<double>(), 0) << k << ": " << sec.dump();
+    parts += sec[k].get<double>();
+  }
+  for (const char* k : {"checks", "repeats"}) parts += sec[k].get<double>();  // bench checks nothing
+  EXPECT_LE(parts, sec["worker"].get<double>() + 1e-9) << sec.dump();
+  EXPECT_GE(sec["timing"].get<double>(), j["shapes"][0]["timing"]["wall_seconds"].get<double>()) << sec.dump();
+}
+
 // --steady-floor on the host (where a Python solution's cuda scoring cannot run in CI): the worker
 // measures the steady batches, the parent floors the samples with them and records both.
 TEST(Cli, TheSteadyFloorIsMeasuredAppliedAndRecorded) {

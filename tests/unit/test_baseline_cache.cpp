@@ -156,6 +156,7 @@ EvalResult sample_baseline() {
       s.gpu_work = {{"kernels", 2}, {"outside_calls", 0}};
     }
     s.seconds = {0.1, 0.2, 0.3, 0.01, 0.61};
+    s.seconds.checks = 0.11, s.seconds.repeats = 0.04, s.seconds.timing = 0.12, s.seconds.confirmation = 0.02;
     s.call_timeout_seconds = 5.016;
     r.shapes.push_back(s);
   }
@@ -196,6 +197,14 @@ TEST(EvalResultJson, ReadingBackWritesTheSameDocument) {
   EXPECT_TRUE(std::isnan(back.shapes[0].checks[0].outputs[0].max_ulp_err));
   EXPECT_EQ(back.shapes[0].checks[0].seed, 18446744073709551615ull);
   EXPECT_EQ(back.verdict(), Verdict::pass);
+  EXPECT_DOUBLE_EQ(back.shapes[0].seconds.timing, 0.12);
+  EXPECT_DOUBLE_EQ(written["shapes"][0]["seconds"]["repeats"].get<double>(), 0.04);
+  // A record written before the worker's time was split by request reads back with the parts at 0.
+  nlohmann::json older = written;
+  for (const char* k : {"checks", "repeats", "timing", "confirmation"}) older["shapes"][0]["seconds"].erase(k);
+  const EvalResult old_back = eval_result_from_json(older);
+  EXPECT_DOUBLE_EQ(old_back.shapes[0].seconds.checks, 0.0);
+  EXPECT_DOUBLE_EQ(old_back.shapes[0].seconds.worker, 0.3);
   // A nested baseline, as result.json holds one, comes back as well.
   EvalResult outer = r;
   outer.baseline = std::make_shared<EvalResult>(r);
