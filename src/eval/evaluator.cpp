@@ -1068,8 +1068,9 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     require_comparators(p);
     // The sandbox first: a machine that cannot make one refuses to judge rather than run the
     // solution's build and code with kbench's user, environment and files.
+    EvalResult::Preparation& prep = r.preparation_seconds;
     if (o.isolate) {
-      const BwrapProbe probe = probe_worker_sandbox();
+      const BwrapProbe probe = timed(prep.sandbox, [] { return probe_worker_sandbox(); });
       if (!probe.ok)
         return finish({Reason::no_sandbox,
                        probe.error + ". kbench runs the solution's build and code only in a sandbox; pass --no-sandbox "
@@ -1078,7 +1079,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       r.sandbox.reason.clear();
       r.sandbox.version = probe.version;
     }
-    r.device = target->open_device()->description();
+    r.device = timed(prep.device, [&] { return target->open_device()->description(); });
     fs::create_directories(o.work_dir);
 
     // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns,
@@ -1088,7 +1089,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       python.forbidden_torch = p.forbidden_torch;
       python.kit_modules = python_kit_modules(solution_dir);
       python.sandbox = o.isolate;
-      if (Finding f = scan_sources(solution_dir, p.forbidden, python); f.failed()) return finish(std::move(f));
+      if (Finding f = timed(prep.scan, [&] { return scan_sources(solution_dir, p.forbidden, python); }); f.failed())
+        return finish(std::move(f));
     }
 
     // A Python solution (target/python_solution.h) where Python solutions cannot run: named, not
@@ -1103,7 +1105,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     if (o.progress) o.progress("building " + r.solution_dir);
     BuildOptions bo{libraries, p.allowed_libraries};
     bo.sandbox = o.isolate;
-    BuildResult b = target->build(solution_dir, o.build_dir, bo);
+    BuildResult b = timed(prep.build, [&] { return target->build(solution_dir, o.build_dir, bo); });
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish({Reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt});
 
@@ -1123,7 +1125,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     // run time (Triton's cubins, torch's own); their SASS facts and provenance are not judged yet
     // (docs/threat-model.md, "Python solutions").
     if (r.target == "cuda" && !python) {
-      r.sass = inspect_sass(b.library, o.isolate);
+      r.sass = timed(prep.sass, [&] { return inspect_sass(b.library, o.isolate); });
       if (auto v = check_required_instructions(p.required_instructions, b.command, *r.sass); v && o.integrity)
         return finish(std::move(*v));
       // A forbidden library's kernels compiled in under names the source hid (eval/forbidden_kernels.h).
@@ -1139,7 +1141,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     if (o.bench) {
       // measure = false: scoring uses the datasheet (cuda) and must not wait ~a minute for the GPU's
       // own measurement; that is `kbench ceilings`' job. Host ceilings are measured regardless.
-      ceilings = target->ceilings(o.hardware_dir, o.refresh_ceilings, /*measure=*/false);
+      ceilings = timed(prep.ceilings, [&] { return target->ceilings(o.hardware_dir, o.refresh_ceilings, /*measure=*/false); });
       r.ceilings_id = ceilings->id;
       r.ceilings_measured = ceilings->measured;
       r.compute_peak = ceilings->compute_peak(p.compute_peak).value;
@@ -1154,6 +1156,10 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       fs::remove_all(jit_cache_folder(o.work_dir), ec);
       fs::create_directories(jit_cache_folder(o.work_dir));
     }
+    if (o.progress)
+      o.progress(fmt::format("prepared: sandbox probe {:.1f} s, device {:.1f} s, scan {:.1f} s, build {:.1f} s, sass {:.1f} s, "
+                             "ceilings {:.1f} s",
+                             prep.sandbox, prep.device, prep.scan, prep.build, prep.sass, prep.ceilings));
     std::vector<size_t> shapes = o.shapes;
     if (shapes.empty())
       for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);

@@ -1,5 +1,6 @@
 #include "eval/result.h"
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -43,6 +44,19 @@ json to_json(const ShapeResult& s, bool with_samples) {
                        {"timing", s.seconds.timing}, {"confirmation", s.seconds.confirmation},
                        {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
           {"call_timeout_seconds", s.call_timeout_seconds}};
+}
+
+// The preparation's steps, by their result.json names.
+std::array<std::pair<const char*, double EvalResult::Preparation::*>, 6> preparation_fields() {
+  using P = EvalResult::Preparation;
+  return {{{"sandbox", &P::sandbox}, {"device", &P::device}, {"scan", &P::scan}, {"build", &P::build}, {"sass", &P::sass},
+           {"ceilings", &P::ceilings}}};
+}
+
+json preparation_json(const EvalResult::Preparation& prep) {
+  json j = json::object();
+  for (auto [key, field] : preparation_fields()) j[key] = prep.*field;
+  return j;
 }
 
 // --- The inverse of the writers above (eval_result_from_json) ---------------------------------
@@ -293,6 +307,8 @@ EvalResult eval_result_from_json(const json& j) {
   r.kbench_version = get<std::string>(j, "kbench_version");
   r.started_at = get<std::string>(j, "started_at");
   r.duration_seconds = get<double>(j, "duration_seconds");
+  if (const json& prep = j.value("preparation_seconds", json(nullptr)); prep.is_object())  // absent before it was recorded
+    for (auto [key, field] : preparation_fields()) r.preparation_seconds.*field = prep.value(key, 0.0);
   if (!j.at("annotation").is_null()) r.annotation = annotation_from(j.at("annotation"));
   return r;
 }
@@ -339,6 +355,7 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"kbench_version", r.kbench_version},
       {"started_at", r.started_at},
       {"duration_seconds", r.duration_seconds},
+      {"preparation_seconds", preparation_json(r.preparation_seconds)},
       {"annotation", r.annotation ? to_json(*r.annotation) : json(nullptr)},
   };
 }

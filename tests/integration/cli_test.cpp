@@ -123,8 +123,9 @@ TEST(Cli, TheTimingKnobsAreRecordedInTheResultsPolicy) {
   EXPECT_EQ(j["timing_policy"]["blocking_kernel"], false) << j["timing_policy"].dump();
 }
 
-// Where the worker's time went, by request: each part measured, together no more than the whole.
-TEST(Cli, TheWorkersTimeIsSplitByRequest) {
+// Where a verdict's time went: the preparation by step, the worker's by request; each part
+// measured, together no more than the whole.
+TEST(Cli, TheVerdictsTimeIsSplitByStepAndTheWorkersByRequest) {
   const std::string solution = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/host-naive";
   auto r = kbench({"bench", "softmax", solution, "--target", "host", "--shape", "0", "--no-baseline", "--max-time", "0.2",
                    "--json"});
@@ -139,6 +140,11 @@ TEST(Cli, TheWorkersTimeIsSplitByRequest) {
   for (const char* k : {"checks", "repeats"}) parts += sec[k].get<double>();  // bench checks nothing
   EXPECT_LE(parts, sec["worker"].get<double>() + 1e-9) << sec.dump();
   EXPECT_GE(sec["timing"].get<double>(), j["shapes"][0]["timing"]["wall_seconds"].get<double>()) << sec.dump();
+  // And the time before the first shape, by step: the device was opened and the library built or found.
+  const auto& prep = j["preparation_seconds"];
+  EXPECT_GT(prep["device"].get<double>(), 0) << prep.dump();
+  EXPECT_GT(prep["build"].get<double>(), 0) << prep.dump();
+  EXPECT_LE(prep["build"].get<double>() + prep["device"].get<double>(), j["duration_seconds"].get<double>()) << prep.dump();
 }
 
 // --steady-floor on the host (where a Python solution's cuda scoring cannot run in CI): the worker

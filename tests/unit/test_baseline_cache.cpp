@@ -173,6 +173,7 @@ EvalResult sample_baseline() {
   r.kbench_version = "1.2.3";
   r.started_at = "2026-11-27T08:00:00Z";
   r.duration_seconds = 14.8;
+  r.preparation_seconds.device = 0.4, r.preparation_seconds.sass = 0.7;
   Annotation a;
   a.verdict = "clean";
   a.summary = "the baseline";
@@ -205,6 +206,10 @@ TEST(EvalResultJson, ReadingBackWritesTheSameDocument) {
   const EvalResult old_back = eval_result_from_json(older);
   EXPECT_DOUBLE_EQ(old_back.shapes[0].seconds.checks, 0.0);
   EXPECT_DOUBLE_EQ(old_back.shapes[0].seconds.worker, 0.3);
+  EXPECT_DOUBLE_EQ(back.preparation_seconds.sass, 0.7);
+  EXPECT_DOUBLE_EQ(written["preparation_seconds"]["device"].get<double>(), 0.4);
+  older.erase("preparation_seconds");
+  EXPECT_DOUBLE_EQ(eval_result_from_json(older).preparation_seconds.device, 0.0);
   // A nested baseline, as result.json holds one, comes back as well.
   EvalResult outer = r;
   outer.baseline = std::make_shared<EvalResult>(r);
