@@ -111,7 +111,7 @@ RunPlan refuse_before_anything(const Problem& p, const RunRequest& req) {
   for (const auto& ro : plan.adapter->read_only_paths()) check_read_only_path(ro, plan.runs_dir);
   plan.sandbox_probe = check_sandboxes(req);
   plan.gateway_options = gateway_options(req);
-  plan.device = plan.target->open_device()->description();
+  plan.device = plan.target->device_description();
   return plan;
 }
 

@@ -49,7 +49,7 @@ int run_prepare(PrepareCommand& c, GlobalOptions& g) {
   // Next to the workspace, not in it: the agent works in DIR, and these files are kbench's.
   o.private_dir = c.private_dir.empty() ? fs::path(dir.string() + ".kbench") : fs::absolute(c.private_dir).lexically_normal();
   o.target = target->name();
-  o.device = target->open_device()->description();
+  o.device = target->device_description();
   o.kbench_binary = self_executable();
   o.hardware_dir = g.hardware_dir;
   // The prompt states the budget `kbench run` would give this problem (agent/run_limits.h).

@@ -49,7 +49,7 @@ void register_targets_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
     for (const char* name : {"host", "cuda"}) {
       if (std::string(name) == "cuda" && !cuda_available()) continue;
       auto t = make_target(name);
-      j.push_back({{"target", t->name()}, {"device", t->open_device()->description()}, {"python", python_status(name)}});
+      j.push_back({{"target", t->name()}, {"device", t->device_description()}, {"python", python_status(name)}});
     }
     if (g.json) {
       std::cout << kb::json_text(j) << "\n";

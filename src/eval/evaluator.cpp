@@ -1079,7 +1079,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       r.sandbox.reason.clear();
       r.sandbox.version = probe.version;
     }
-    r.device = timed(prep.device, [&] { return target->open_device()->description(); });
+    r.device = timed(prep.device, [&] { return target->device_description(); });
     fs::create_directories(o.work_dir);
 
     // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns,

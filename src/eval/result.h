@@ -118,9 +118,9 @@ struct EvalResult {
   std::string kbench_version;
   std::string started_at;           // ISO 8601 UTC
   double duration_seconds = 0;
-  // Where the time before the first shape went: the sandbox probe, the device opened (a CUDA
-  // context in the parent), the static scan, the build, the machine code read (SASS) and the
-  // ceilings loaded; 0 for a step that did not run.
+  // Where the time before the first shape went: the sandbox probe, the device identified, the
+  // static scan, the build, the machine code read (SASS) and the ceilings loaded; 0 for a step that
+  // did not run.
   struct Preparation {
     double sandbox = 0, device = 0, scan = 0, build = 0, sass = 0, ceilings = 0;
   } preparation_seconds;

@@ -398,7 +398,7 @@ void check_sweep_runnable(const SweepSpec& s, const std::vector<Problem>& deck) 
                                    target->name(), fmt::join(p->targets, ", ")));
   }
   if (!s.gpu.empty()) {
-    const std::string device = target->open_device()->description();
+    const std::string device = target->device_description();
     if (device.find(s.gpu) == std::string::npos)
       throw SweepError(fmt::format("{}: gpu: the sweep asks for \"{}\" but this machine's {} device is \"{}\"", where, s.gpu,
                                    target->name(), device));

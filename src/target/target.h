@@ -163,6 +163,10 @@ class Target {
   virtual BuildResult build(const std::filesystem::path& solution_dir, const std::filesystem::path& build_root,
                             const BuildOptions& options = {}) const = 0;
   virtual std::unique_ptr<Device> open_device() const = 0;
+  // The device's description (Device::description()) without opening it: on cuda, read from the
+  // device's properties, with no CUDA context in the calling process (a context costs a few tenths
+  // of a second and a listing on the GPU; a parent whose problem has no GPU reference needs none).
+  virtual std::string device_description() const { return open_device()->description(); }
   // What identifies the hardware a time measured on this target depends on, for caches of measured
   // times (eval/baseline_cache.h): cuda, the GPU's UUID and the driver's CUDA version (as the cuda
   // ceilings cache); host, the machine, CPU model, online CPUs and OpenMP threads (as the host

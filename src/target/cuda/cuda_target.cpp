@@ -90,6 +90,7 @@ class CudaTarget final : public Target {
   }
 
   std::unique_ptr<Device> open_device() const override { return std::make_unique<CudaDevice>(0); }
+  std::string device_description() const override { return cuda_device_description(0); }
   std::string device_fingerprint() const override {
     const CudaDeviceIdentity id = cuda_device_identity(0);
     return fmt::format("cuda | {} | {} | CUDA driver {}", id.uuid, id.name, id.driver_version);
