@@ -1120,6 +1120,29 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       if (f.failed()) return finish(std::move(f));
     }
 
+    // Shapes in a secret order (each in a worker of its own); results are reported in index order.
+    std::vector<size_t> shapes = o.shapes;
+    if (shapes.empty())
+      for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);
+    for (size_t i : shapes)
+      if (i >= p.shapes.size())
+        return finish({Reason::bad_shape, fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size())});
+    std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
+    const size_t jobs = shape_jobs(o.shape_jobs, o.bench, python, std::thread::hardware_concurrency());
+    // Shapes judged one at a time: the first one's worker starts now, while the parent reads the
+    // library's machine code and loads the ceilings (its start-up -- sandbox, CUDA context, CUPTI,
+    // the library -- was about 0.9 s of an H200's 3.8 s `check` of softmax, paid before anything
+    // else could run). Not a Python solution's: its Triton cache is emptied below, before any of
+    // its workers starts. A failure found before the shapes stops it (its ShapeRun is destroyed).
+    std::deque<ShapeResult> results;  // before the runs that hold references into it
+    std::unique_ptr<ShapeRun> first_run;
+    if (jobs == 1 && !python && !shapes.empty()) {
+      results.emplace_back();
+      first_run = std::make_unique<ShapeRun>(p, shapes.front(), b.library, o, r.target, results.back());
+      first_run->start_worker_early();
+      if (o.progress) o.progress(fmt::format("starting shape {}'s worker beside the preparation", shapes.front()));
+    }
+
     // What the machine code holds (eval/sass.h), and the problem's required instruction classes.
     // Not for a Python solution: its library is kbench's bridge, and its kernels are compiled at
     // run time (Triton's cubins, torch's own); their SASS facts and provenance are not judged yet
@@ -1160,16 +1183,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       o.progress(fmt::format("prepared: sandbox probe {:.1f} s, device {:.1f} s, scan {:.1f} s, build {:.1f} s, sass {:.1f} s, "
                              "ceilings {:.1f} s",
                              prep.sandbox, prep.device, prep.scan, prep.build, prep.sass, prep.ceilings));
-    std::vector<size_t> shapes = o.shapes;
-    if (shapes.empty())
-      for (size_t i = 0; i < p.shapes.size(); ++i) shapes.push_back(i);
-    for (size_t i : shapes)
-      if (i >= p.shapes.size())
-        return finish({Reason::bad_shape, fmt::format("shape index {} out of range: {} has {} shapes", i, p.name, p.shapes.size())});
-    // Shapes in a secret order (each in a worker of its own); results are reported in index order.
-    std::shuffle(shapes.begin(), shapes.end(), std::mt19937_64(fresh_secret()));
     Finding first_failure;
-    const size_t jobs = shape_jobs(o.shape_jobs, o.bench, python, std::thread::hardware_concurrency());
     if (jobs > 1) {
       check_shapes_concurrently(p, shapes, b.library, o, r, *target, ceilings ? &*ceilings : nullptr,
                                 library_kernels ? &*library_kernels : nullptr, jobs, first_failure);
@@ -1178,8 +1192,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     // Each shape's worker is started while the shape before is checked (ShapeRun::Hooks): a worker's
     // start-up (sandbox, CUDA context, CUPTI, the solution's library) costs about 0.3 s on an H100,
     // paid once instead of once per shape. Results live in a deque: a run holds a reference to its own.
-    std::deque<ShapeResult> results;
-    std::unique_ptr<ShapeRun> next;
+    std::unique_ptr<ShapeRun> next = std::move(first_run);  // the first shape's, started above
     for (size_t pos = 0; pos < shapes.size(); ++pos) {
       const size_t i = shapes[pos];
       // The verdict is known at the first failing shape: the rest are left unjudged unless asked.

@@ -123,7 +123,8 @@ TEST(AllShapes, APassingSolutionIsJudgedOnEveryShapeEitherWay) {
 // Each shape's worker after the first is started once the shape before has run kb_setup, and is
 // ready before that shape is timed (docs/evaluation.md, step 2): the progress shows the start
 // between the shape's header and its timing (after its checks), every shape passes, and each
-// records its wait.
+// records its wait. The first shape's worker starts beside the parent's preparation (the machine
+// code read, the ceilings), before it has ended.
 TEST(EarlyWorkers, TheNextShapesWorkerStartsBeforeTheShapeBeforeIsTimed) {
   const fs::path out = out_dir("early-workers");
   const std::vector<std::string> args = {KBENCH_BINARY, "eval",  "softmax", (kSoftmax / "solutions" / "host-fast").string(),
@@ -152,6 +153,11 @@ TEST(EarlyWorkers, TheNextShapesWorkerStartsBeforeTheShapeBeforeIsTimed) {
   }
   // The last shape judged starts no worker: there is none after it.
   EXPECT_EQ(r.output.find("  shape " + order.back() + ": starting shape"), std::string::npos) << r.output;
+  // The first one's starts beside the preparation, before the parent has finished preparing.
+  const size_t first = r.output.find("starting shape " + order.front() + "'s worker beside the preparation");
+  ASSERT_NE(first, std::string::npos) << r.output;
+  EXPECT_LT(first, r.output.find("prepared: ")) << r.output;
+  EXPECT_LT(first, headers.front()) << r.output;
   const nlohmann::json res = nlohmann::json::parse(std::ifstream(out / "result.json"), nullptr, false);
   ASSERT_TRUE(res.is_object());
   EXPECT_EQ(res["verdict"], "pass");
@@ -195,7 +201,9 @@ TEST(ShapeJobs, ACheckJudgesItsShapesAtOnceWithTheVerdictOfOneAtATime) {
   std::istringstream lines(progress);
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
-    EXPECT_TRUE(line.rfind("shape ", 0) == 0 || line.rfind("  shape ", 0) == 0 || line.rfind("building", 0) == 0) << line;
+    EXPECT_TRUE(line.rfind("shape ", 0) == 0 || line.rfind("  shape ", 0) == 0 || line.rfind("building", 0) == 0 ||
+                line.rfind("prepared: ", 0) == 0 || line.rfind("starting shape ", 0) == 0)
+        << line;
   }
   // The report lists the shapes in index order, each checked on its 4 seeds, and passes.
   const std::string table = r.output.substr(report);
