@@ -968,65 +968,105 @@ void summarize_scores(EvalResult& r) {
 }
 
 // `kbench check`'s shapes, up to `jobs` at once (eval/shape_jobs.h), in the secret order of
-// `shapes`: each shape's run on a thread of its own, its worker started here, on this thread, which
-// outlives it (a worker's parent-death signal follows the thread that forked it). Results go to
-// r.shapes as each shape ends; once one has failed no other starts, unless every shape is asked
-// for, and the first failure in the secret order is the verdict's. The progress lines of the
-// shapes are serialised, each already naming its shape.
-void check_shapes_concurrently(const Problem& p, const std::vector<size_t>& shapes, const fs::path& library,
-                               const EvalOptions& o, EvalResult& r, const Target& target, const Ceilings* ceilings,
-                               const std::set<std::string>* library_kernels, size_t jobs, Finding& first_failure) {
-  std::mutex say_lock;
-  EvalOptions po = o;
-  if (o.progress)
-    po.progress = [&](const std::string& line) {
-      std::lock_guard<std::mutex> hold(say_lock);
-      o.progress(line);
-    };
+// `shapes`: each shape's run on a thread of its own, its worker started on this thread, which
+// outlives it (a worker's parent-death signal follows the thread that forked it). The first shapes'
+// workers start beside the parent's preparation (start_first_workers), their runs once it is done
+// (run). Results go to r.shapes as each shape ends; once one has failed no other starts, unless
+// every shape is asked for, and the first failure in the secret order is the verdict's. The
+// progress lines of the shapes are serialised, each already naming its shape.
+class ConcurrentCheck {
+ public:
+  ConcurrentCheck(const Problem& p, const std::vector<size_t>& shapes, const fs::path& library, const EvalOptions& o,
+                  const std::string& target_name, size_t jobs)
+      : p_(p), shapes_(shapes), library_(library), o_(o), po_(o), target_name_(target_name), jobs_(jobs) {
+    if (o.progress)
+      po_.progress = [this](const std::string& line) {
+        std::lock_guard<std::mutex> hold(say_lock_);
+        o_.progress(line);
+      };
+  }
+  ~ConcurrentCheck() {
+    // Every run's thread is joined before its ShapeRun (and worker) goes: `passed` first.
+    for (auto& job : running_)
+      if (job.passed.valid()) job.passed.wait();
+  }
+
+  // Starts the workers of the shapes that may start now, without running them.
+  void start_first_workers() {
+    while (next_ < shapes_.size() && start_next()) {
+    }
+  }
+
+  void run(EvalResult& r, const Target& target, const Ceilings* ceilings, const std::set<std::string>* library_kernels,
+           Finding& first_failure) {
+    target_ = &target, ceilings_ = ceilings, library_kernels_ = library_kernels;
+    for (auto& job : running_) launch(job);
+    while (next_ < shapes_.size() || !running_.empty()) {
+      const bool stopped = !failures_.empty() && !o_.all_shapes;
+      while (!stopped && next_ < shapes_.size() && start_next()) launch(running_.back());
+      if (stopped && running_.empty()) break;
+      // Wait for any shape to end.
+      auto done = running_.end();
+      while (done == running_.end()) {
+        for (auto it = running_.begin(); it != running_.end() && done == running_.end(); ++it)
+          if (it->passed.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) done = it;
+        if (done == running_.end()) running_.front().passed.wait_for(std::chrono::milliseconds(5));
+      }
+      const bool passed = done->passed.get();  // rethrows what the run threw, after which the others are joined
+      ShapeResult& result = done->run->result();
+      if (!passed) failures_.emplace(done->pos, result.finding.located(fmt::format("shape {} ({}): ", result.index, result.label)));
+      r.shapes.push_back(result);
+      running_bytes_ -= done->bytes;
+      running_.erase(done);  // its worker is stopped here, on the thread that started it
+    }
+    for (; next_ < shapes_.size(); ++next_) r.shapes_not_judged.push_back(shapes_[next_]);
+    if (!failures_.empty()) first_failure = failures_.begin()->second;
+  }
+
+ private:
   struct Running {
     size_t pos = 0;
     uint64_t bytes = 0;
     std::unique_ptr<ShapeRun> run;
     std::future<bool> passed;  // declared after `run`: destroyed (joined) before it
   };
-  std::deque<ShapeResult> results;  // a run holds a reference to its own
-  std::vector<Running> running;
-  std::map<size_t, Finding> failures;  // by position in the secret order
-  uint64_t running_bytes = 0;
-  size_t next = 0;
-  while (next < shapes.size() || !running.empty()) {
-    const bool stopped = !failures.empty() && !o.all_shapes;
-    while (!stopped && next < shapes.size()) {
-      const size_t i = shapes[next];
-      const auto bytes = static_cast<uint64_t>(shape_tensor_bytes(p, p.shapes[i]));
-      if (!shape_may_start(running.size(), running_bytes, bytes, jobs)) break;
-      if (po.progress) po.progress(fmt::format("shape {}/{}: {}", i, p.shapes.size(), p.shape_label(i)));
-      results.emplace_back();
-      Running job{next++, bytes, std::make_unique<ShapeRun>(p, i, library, po, r.target, results.back()), {}};
-      job.run->set_library_kernels(library_kernels);
-      job.run->start_worker_early();
-      job.passed = std::async(std::launch::async, [&target, ceilings, run = job.run.get()] { return run->run(target, ceilings); });
-      running_bytes += bytes;
-      running.push_back(std::move(job));
-    }
-    if (stopped && running.empty()) break;
-    // Wait for any shape to end.
-    auto done = running.end();
-    while (done == running.end()) {
-      for (auto it = running.begin(); it != running.end() && done == running.end(); ++it)
-        if (it->passed.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) done = it;
-      if (done == running.end()) running.front().passed.wait_for(std::chrono::milliseconds(5));
-    }
-    const bool passed = done->passed.get();  // rethrows what the run threw, after which the others are joined
-    ShapeResult& result = done->run->result();
-    if (!passed) failures.emplace(done->pos, result.finding.located(fmt::format("shape {} ({}): ", result.index, result.label)));
-    r.shapes.push_back(result);
-    running_bytes -= done->bytes;
-    running.erase(done);  // its worker is stopped here, on the thread that started it
+
+  // Starts the next shape's worker where the job count and the byte budget allow; false when not.
+  bool start_next() {
+    const size_t i = shapes_[next_];
+    const auto bytes = static_cast<uint64_t>(shape_tensor_bytes(p_, p_.shapes[i]));
+    if (!shape_may_start(running_.size(), running_bytes_, bytes, jobs_)) return false;
+    if (po_.progress) po_.progress(fmt::format("shape {}/{}: {}", i, p_.shapes.size(), p_.shape_label(i)));
+    results_.emplace_back();
+    Running job{next_++, bytes, std::make_unique<ShapeRun>(p_, i, library_, po_, target_name_, results_.back()), {}};
+    job.run->start_worker_early();
+    running_bytes_ += bytes;
+    running_.push_back(std::move(job));
+    return true;
   }
-  for (; next < shapes.size(); ++next) r.shapes_not_judged.push_back(shapes[next]);
-  if (!failures.empty()) first_failure = failures.begin()->second;
-}
+
+  void launch(Running& job) {
+    job.run->set_library_kernels(library_kernels_);
+    job.passed = std::async(std::launch::async, [this, run = job.run.get()] { return run->run(*target_, ceilings_); });
+  }
+
+  const Problem& p_;
+  const std::vector<size_t>& shapes_;
+  const fs::path library_;
+  const EvalOptions& o_;
+  EvalOptions po_;  // o_ with the progress serialised
+  std::mutex say_lock_;
+  const std::string target_name_;
+  const size_t jobs_;
+  const Target* target_ = nullptr;
+  const Ceilings* ceilings_ = nullptr;
+  const std::set<std::string>* library_kernels_ = nullptr;
+  std::deque<ShapeResult> results_;  // a run holds a reference to its own
+  std::vector<Running> running_;
+  std::map<size_t, Finding> failures_;  // by position in the secret order
+  uint64_t running_bytes_ = 0;
+  size_t next_ = 0;
+};
 
 EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const EvalOptions& asked,
                           const std::vector<std::string>& libraries) {
@@ -1136,7 +1176,11 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     // its workers starts. A failure found before the shapes stops it (its ShapeRun is destroyed).
     std::deque<ShapeResult> results;  // before the runs that hold references into it
     std::unique_ptr<ShapeRun> first_run;
-    if (jobs == 1 && !python && !shapes.empty()) {
+    std::optional<ConcurrentCheck> concurrent;
+    if (jobs > 1) {
+      concurrent.emplace(p, shapes, b.library, o, r.target, jobs);
+      concurrent->start_first_workers();  // a check's first shapes (a Python one's is never concurrent)
+    } else if (!python && !shapes.empty()) {
       results.emplace_back();
       first_run = std::make_unique<ShapeRun>(p, shapes.front(), b.library, o, r.target, results.back());
       first_run->start_worker_early();
@@ -1185,8 +1229,8 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
                              prep.sandbox, prep.device, prep.scan, prep.build, prep.sass, prep.ceilings));
     Finding first_failure;
     if (jobs > 1) {
-      check_shapes_concurrently(p, shapes, b.library, o, r, *target, ceilings ? &*ceilings : nullptr,
-                                library_kernels ? &*library_kernels : nullptr, jobs, first_failure);
+      concurrent->run(r, *target, ceilings ? &*ceilings : nullptr, library_kernels ? &*library_kernels : nullptr,
+                      first_failure);
       shapes.clear();  // judged
     }
     // Each shape's worker is started while the shape before is checked (ShapeRun::Hooks): a worker's

@@ -183,8 +183,9 @@ TEST(EarlyWorkers, AFailingShapeStopsOrHandsOnTheNextWorker) {
 }
 
 // `kbench check` judges several shapes at once (eval/shape_jobs.h): all four of softmax's start
-// before the first has ended (their headers come before any shape's closing line), the verdict and
-// the results, in index order, are those of one shape at a time.
+// before the first has ended (their headers come before any shape's closing line), their workers
+// beside the parent's preparation, and the verdict and the results, in index order, are those of
+// one shape at a time.
 TEST(ShapeJobs, ACheckJudgesItsShapesAtOnceWithTheVerdictOfOneAtATime) {
   const fs::path out = out_dir("shape-jobs");
   kb::CommandResult r = kb::run_command({KBENCH_BINARY, "check", "softmax", (kSoftmax / "solutions" / "host-fast").string(),
@@ -197,6 +198,10 @@ TEST(ShapeJobs, ACheckJudgesItsShapesAtOnceWithTheVerdictOfOneAtATime) {
   const size_t first_end = progress.find(" s: worker start ");
   ASSERT_NE(first_end, std::string::npos) << progress;
   for (int i = 0; i < 4; ++i) EXPECT_LT(progress.find("shape " + std::to_string(i) + "/4: "), first_end) << progress;
+  // Their workers start beside the parent's preparation: every header comes before its end.
+  const size_t prepared = progress.find("prepared: ");
+  ASSERT_NE(prepared, std::string::npos) << progress;
+  for (int i = 0; i < 4; ++i) EXPECT_LT(progress.find("shape " + std::to_string(i) + "/4: "), prepared) << progress;
   // Every line of progress whole: each starts as kbench's own lines do.
   std::istringstream lines(progress);
   for (std::string line; std::getline(lines, line);) {
