@@ -806,7 +806,8 @@ class ShapeRun {
       const pid_t caller = worker_main_thread(w.pid());
       const RunDelays before = thread_run_delays(w.pid());
       const auto t0 = std::chrono::steady_clock::now();
-      Message m = worker_wait(r_.seconds.confirmation, [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
+      Message m = worker_wait(r_.seconds.confirmation,
+                              [&] { return w.request(ConfirmRequest{secret}, limits_.calls(static_cast<int>(k))); });
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const RunDelays after = thread_run_delays(w.pid());
       const double waited = run_delay_growth(before, after, caller);
@@ -893,7 +894,8 @@ class ShapeRun {
   // perturbed as call `call` of `secret`.
   bool judge_confirmation(WorkerProcess& w, const std::vector<uint64_t>& seeds, uint64_t secret, size_t call,
                           const std::vector<uint64_t>& committed) {
-    Message m = worker_wait(r_.seconds.confirmation, [&] { return w.request(ConfirmFetchRequest{call}, limits_.calls(1)); });
+    Message m =
+        worker_wait(r_.seconds.confirmation, [&] { return w.request(ConfirmFetchRequest{call}, limits_.calls(1)); });
     const auto fetched = m.header.get<ConfirmFetchReply>();
     size_t off = 0;
     auto outs = unpack_outputs(p_, shape_, m.payload, off);
