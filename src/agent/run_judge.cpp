@@ -62,6 +62,7 @@ EvalResult judge(const Problem& p, const RunRequest& req, const RunPlan& plan, O
   o.bench = !req.check_only;
   o.work_dir = run / "eval";
   o.build_dir = kbench_cache_dir() / "build";
+  o.expected_cache_dir = kbench_cache_dir() / "expected";  // never shown to the agent (run_preflight.cpp)
   o.hardware_dir = req.hardware_dir;
   o.isolate = req.sandbox;
   o.no_isolation_reason = "--no-sandbox was given";

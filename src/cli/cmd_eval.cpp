@@ -40,6 +40,7 @@ struct EvalCommand {
   bool in_agent_sandbox = false;
   bool samples = false;
   bool force = false;
+  bool no_expected_cache = false;
   uint64_t memory_limit = 0;  // --memory-limit; 0: not given (the default follows the shape)
   EvalOptions options;
 };
@@ -123,6 +124,7 @@ int run(const std::string& mode, EvalCommand& c, GlobalOptions& g) {
   }
   o.hardware_dir = g.hardware_dir;
   o.build_dir = kbench_cache_dir() / "build";
+  if (!c.no_expected_cache) o.expected_cache_dir = kbench_cache_dir() / "expected";
   const bool default_out = c.out.empty();  // kbench's own folder (the cache's last/, a fresh kbench-results/)
   if (default_out) {
     c.out = mode == "eval" ? fs::path("kbench-results") / fmt::format("{}-{}-{}", p.name, fs::absolute(c.solution).lexically_normal().filename().string(), timestamp())
@@ -201,6 +203,8 @@ void add_eval_command(CLI::App& app, GlobalOptions& g, int& exit_code, const std
     cmd->add_flag("--no-sandbox", c->no_sandbox,
                   "Build and run the solution without its sandbox and the worker's system-call filter (result.json "
                   "records it)");
+  cmd->add_flag("--no-expected-cache", c->no_expected_cache,
+                "Compute every case's expected outputs, the public seeds' too, instead of reading kbench's cache of them");
   cmd->add_flag("--allow-exec-memory", c->allow_exec_memory,
                 "Let the solution make memory executable after kb_setup: the worker's W^X rule off, the rest of its "
                 "system-call filter on (a vendor library that loads code at its first call; result.json records "

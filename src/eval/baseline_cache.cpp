@@ -11,7 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/hash.h"
 #include "core/json_text.h"
-#include "core/read_file.h"
+#include "eval/problem_material.h"
 #include "target/ceilings.h"
 #include "target/python_solution.h"
 
@@ -20,23 +20,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-// Every file of the problem folder by relative path and content, but the deck's solutions: they
-// are not the problem, and a new solution must not invalidate the baseline.
-std::string problem_material(const fs::path& dir) {
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
-    if (it.depth() == 0 && it->is_directory() && it->path().filename() == "solutions") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file()) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  std::string material;
-  for (const auto& f : files) material += fs::relative(f, dir).string() + '\0' + read_file(f) + '\0';
-  return material;
-}
 
 // What of the baseline's options can change its record (the expected times are derived from this
 // very cache, the progress callback and the folders are not part of what is measured).

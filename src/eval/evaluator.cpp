@@ -31,6 +31,7 @@
 #include "eval/call_timeout.h"
 #include "eval/comparator.h"
 #include "eval/expected.h"
+#include "eval/expected_cache.h"
 #include "eval/forbidden_kernels.h"
 #include "eval/gpu_work.h"
 #include "eval/jit_kernels.h"
@@ -88,26 +89,44 @@ struct Case {
   std::vector<uint64_t> input_hashes;
   std::vector<std::vector<double>> expected;
   std::vector<HostTensor> inputs;  // kept only when an output's comparator needs them (comparator.h)
+  bool expected_from_cache = false;  // a public seed's, served by eval/expected_cache.h
+};
+
+// A public seed's case and where its expected outputs may be cached (eval/expected_cache.h);
+// `hit` says whether they came from there.
+struct CachedExpected {
+  const ExpectedCache* cache = nullptr;
+  std::string key;
+  bool hit = false;
 };
 
 // The case of `seed` from its inputs as generated (generate_inputs(p, shape, seed)).
 Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
                     std::vector<HostTensor> inputs, uint64_t hash_key, const Target* target,
-                    std::optional<std::pair<uint64_t, uint64_t>> perturbed) {
+                    std::optional<std::pair<uint64_t, uint64_t>> perturbed, CachedExpected* cached = nullptr) {
   Case c;
   c.seed = seed;
   c.perturbed = perturbed;
   if (perturbed) perturb_host_inputs(p, inputs, perturbed->first, perturbed->second);
   for (const auto& t : inputs) c.input_hashes.push_back(buffer_hash(t.data(), t.bytes.size(), hash_key));
-  c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
+  if (cached) {
+    std::vector<size_t> numels;
+    for (const auto& t : p.outputs) numels.push_back(static_cast<size_t>(numel_of(p.tensor_shape(t, shape))));
+    if (auto values = cached->cache->load(cached->key, numels))
+      c.expected = std::move(*values), cached->hit = true, c.expected_from_cache = true;
+  }
+  if (!cached || !cached->hit) {
+    c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
+    if (cached) cached->cache->store(cached->key, c.expected);
+  }
   if (uses_comparator(p)) c.inputs = std::move(inputs);
   return c;
 }
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
                uint64_t hash_key, const Target* target,
-               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt) {
-  return make_case_from(p, shape, weights, seed, generate_inputs(p, shape, seed), hash_key, target, perturbed);
+               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt, CachedExpected* cached = nullptr) {
+  return make_case_from(p, shape, weights, seed, generate_inputs(p, shape, seed), hash_key, target, perturbed, cached);
 }
 
 // Splits a payload of concatenated outputs, starting at `offset`, into host tensors. The bytes are
@@ -314,7 +333,7 @@ class ShapeRun {
         throw;
       }
       weights_made.set_value();
-      return check_seeds_.empty() ? Case{} : make_case(p_, shape_, weights_, check_seeds_.front().first, hash_key_, target_);
+      return check_seeds_.empty() ? Case{} : check_case(check_seeds_.front().first, check_seeds_.front().second);
     });
     try {
       std::unique_ptr<WorkerProcess> started = std::move(early_worker_);
@@ -469,6 +488,16 @@ class ShapeRun {
     return seeds;
   }
 
+  // A checked seed's case: a public seed's expected outputs come from the cache where it holds them
+  // (and go into it where not), for a problem without weights, which are secret per run
+  // (eval/expected_cache.h); a secret seed's are always computed.
+  Case check_case(uint64_t seed, bool secret) {
+    const ExpectedCache* cache = o_.expected_cache.get();
+    if (secret || !cache || !p_.weights.empty()) return make_case(p_, shape_, weights_, seed, hash_key_, target_);
+    CachedExpected cached{cache, cache->key(p_, r_.index, seed)};
+    return make_case(p_, shape_, weights_, seed, hash_key_, target_, std::nullopt, &cached);
+  }
+
   // The checked calls of check_seeds_, in order. Each seed's case (inputs, fingerprints, expected
   // outputs: the parent's work alone) is made on a thread of its own while the worker runs and the
   // parent judges the seed before it, so that the worker's calls and the parent's references
@@ -482,10 +511,9 @@ class ShapeRun {
     for (size_t k = 0; k < seeds.size(); ++k) {
       const auto [seed, secret] = seeds[k];
       Case c = timed(r_.seconds.expected, [&] { return pending.get(); });
+      if (c.expected_from_cache) ++r_.expected_cached;
       if (k + 1 < seeds.size())
-        pending = std::async(std::launch::async, [this, next = seeds[k + 1].first] {
-          return make_case(p_, shape_, weights_, next, hash_key_, target_);
-        });
+        pending = std::async(std::launch::async, [this, next = seeds[k + 1]] { return check_case(next.first, next.second); });
       SeedCheck sc;
       sc.secret = secret;
       const CheckReply reply = checked_call(w, c, sc);
@@ -1122,6 +1150,16 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       r.sandbox.version = probe.version;
     }
     r.device = timed(prep.device, [&] { return target->device_description(); });
+    // The public seeds' expected outputs, cached per binary, problem, device, shape and seed
+    // (eval/expected_cache.h); off where asked, or where the device cannot be identified.
+    if (!o.expected_cache_dir.empty() && p.weights.empty()) {
+      try {
+        o.expected_cache = std::make_shared<const ExpectedCache>(o.expected_cache_dir, p, r.target, target->device_fingerprint(),
+                                                                 kbench_version(), running_binary_identity());
+      } catch (const std::exception&) {
+        o.expected_cache.reset();  // every case computed, as without the cache
+      }
+    }
     fs::create_directories(o.work_dir);
 
     // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns,

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "eval/timing.h"
 
 namespace kb {
+
+class ExpectedCache;  // eval/expected_cache.h
 
 struct EvalOptions {
   std::string target = "auto";
@@ -41,6 +44,10 @@ struct EvalOptions {
   size_t shape_jobs = 0;
   std::filesystem::path work_dir;       // worker logs; required
   std::filesystem::path build_dir;      // content-addressed build cache; required
+  // The cache of the public seeds' expected outputs (eval/expected_cache.h); empty: none (every
+  // case computed). `kbench check|bench|eval` set it to kbench_cache_dir()/expected.
+  std::filesystem::path expected_cache_dir;
+  std::shared_ptr<const ExpectedCache> expected_cache;  // made by evaluate() from expected_cache_dir
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
   bool refresh_ceilings = false;
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one

@@ -43,6 +43,7 @@ json to_json(const ShapeResult& s, bool with_samples) {
                        {"worker", s.seconds.worker}, {"checks", s.seconds.checks}, {"repeats", s.seconds.repeats},
                        {"timing", s.seconds.timing}, {"confirmation", s.seconds.confirmation},
                        {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
+          {"expected_cached", s.expected_cached},
           {"call_timeout_seconds", s.call_timeout_seconds}};
 }
 
@@ -206,6 +207,7 @@ ShapeResult shape_from(const json& j) {
                             std::pair{"timing", &ShapePhases::timing}, std::pair{"confirmation", &ShapePhases::confirmation}})
     if (sec.contains(key)) s.seconds.*field = get<double>(sec, key);  // the same
   s.call_timeout_seconds = get<double>(j, "call_timeout_seconds");
+  s.expected_cached = j.value("expected_cached", size_t{0});  // absent before it was recorded
   return s;
 }
 

@@ -58,6 +58,8 @@ struct ShapeResult {
   // over the checks when there was no timing; null on targets without attribution.
   nlohmann::json gpu_work;
   ShapePhases seconds;
+  // Checked cases whose expected outputs came from the cache of public seeds (eval/expected_cache.h).
+  size_t expected_cached = 0;
   double call_timeout_seconds = 0;  // the limit of one request to the worker (eval/call_timeout.h)
 };
 

@@ -337,3 +337,35 @@ TEST(Cli, BuildCompilesIntoTheCacheThatCheckUses) {
   EXPECT_NE(missing.output.find("/nonexistent/solution"), std::string::npos) << missing.output;
   fs::remove_all(cache);
 }
+
+// The public seeds' expected outputs are computed once and then read from kbench's cache (the
+// second check reads its 3 fixed seeds' there; its secret seed is computed, as always), unless
+// --no-expected-cache; a changed problem is another key, so its first check computes them again.
+TEST(Cli, ThePublicSeedsExpectedOutputsAreCachedAndAChangedProblemIsNotServedFromIt) {
+  const fs::path cache = kb::test::scratch_dir("expected-cache");
+  setenv("KBENCH_CACHE_DIR", cache.c_str(), 1);
+  const std::string solution = std::string(KBENCH_SOURCE_DIR) + "/problems/softmax/solutions/host-naive";
+  auto cached = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"check", "softmax", solution, "--target", "host", "--shape", "0", "--json",
+                                     "--out", (cache / "out").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = kbench(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(j["verdict"], "pass") << r.output;
+    EXPECT_EQ(j["shapes"][0]["checks"].size(), 4u) << r.output;
+    return j["shapes"][0]["expected_cached"].get<int>();
+  };
+  EXPECT_EQ(cached({}), 0) << "nothing cached yet";
+  EXPECT_EQ(cached({}), 3) << "the 3 fixed seeds from the cache, the secret one computed";
+  EXPECT_EQ(cached({"--no-expected-cache"}), 0);
+  // A copy of the deck's softmax with one more comment in problem.toml: another problem to the cache.
+  const fs::path deck = cache / "deck";
+  fs::create_directories(deck / "softmax");
+  for (const auto& e : fs::directory_iterator(std::string(KBENCH_SOURCE_DIR) + "/problems/softmax"))
+    if (e.path().filename() != "solutions") fs::copy(e.path(), deck / "softmax" / e.path().filename(), fs::copy_options::recursive);
+  std::ofstream(deck / "softmax" / "problem.toml", std::ios::app) << "\n# a changed problem\n";
+  EXPECT_EQ(cached({"--problems", deck.string()}), 0);
+  EXPECT_EQ(cached({"--problems", deck.string()}), 3);
+  fs::remove_all(cache);
+}
