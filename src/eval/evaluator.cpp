@@ -92,18 +92,16 @@ struct Case {
   bool expected_from_cache = false;  // a public seed's, served by eval/expected_cache.h
 };
 
-// A public seed's case and where its expected outputs may be cached (eval/expected_cache.h);
-// `hit` says whether they came from there.
+// Where a public seed's expected outputs may be cached (eval/expected_cache.h), and their key.
 struct CachedExpected {
   const ExpectedCache* cache = nullptr;
   std::string key;
-  bool hit = false;
 };
 
 // The case of `seed` from its inputs as generated (generate_inputs(p, shape, seed)).
 Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
                     std::vector<HostTensor> inputs, uint64_t hash_key, const Target* target,
-                    std::optional<std::pair<uint64_t, uint64_t>> perturbed, CachedExpected* cached = nullptr) {
+                    std::optional<std::pair<uint64_t, uint64_t>> perturbed, const CachedExpected* cached = nullptr) {
   Case c;
   c.seed = seed;
   c.perturbed = perturbed;
@@ -112,10 +110,9 @@ Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<
   if (cached) {
     std::vector<size_t> numels;
     for (const auto& t : p.outputs) numels.push_back(static_cast<size_t>(numel_of(p.tensor_shape(t, shape))));
-    if (auto values = cached->cache->load(cached->key, numels))
-      c.expected = std::move(*values), cached->hit = true, c.expected_from_cache = true;
+    if (auto values = cached->cache->load(cached->key, numels)) c.expected = std::move(*values), c.expected_from_cache = true;
   }
-  if (!cached || !cached->hit) {
+  if (!c.expected_from_cache) {
     c.expected = compute_expected(p, shape, inputs, weights, target, fresh_secret()).values;
     if (cached) cached->cache->store(cached->key, c.expected);
   }
@@ -125,7 +122,8 @@ Case make_case_from(const Problem& p, const ShapeCase& shape, const std::vector<
 
 Case make_case(const Problem& p, const ShapeCase& shape, const std::vector<HostTensor>& weights, uint64_t seed,
                uint64_t hash_key, const Target* target,
-               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt, CachedExpected* cached = nullptr) {
+               std::optional<std::pair<uint64_t, uint64_t>> perturbed = std::nullopt,
+               const CachedExpected* cached = nullptr) {
   return make_case_from(p, shape, weights, seed, generate_inputs(p, shape, seed), hash_key, target, perturbed, cached);
 }
 
@@ -489,12 +487,12 @@ class ShapeRun {
   }
 
   // A checked seed's case: a public seed's expected outputs come from the cache where it holds them
-  // (and go into it where not), for a problem without weights, which are secret per run
-  // (eval/expected_cache.h); a secret seed's are always computed.
+  // (and go into it where not; there is a cache only for a problem without weights, which are
+  // secret per run: evaluate_build); a secret seed's are always computed.
   Case check_case(uint64_t seed, bool secret) {
     const ExpectedCache* cache = o_.expected_cache.get();
-    if (secret || !cache || !p_.weights.empty()) return make_case(p_, shape_, weights_, seed, hash_key_, target_);
-    CachedExpected cached{cache, cache->key(p_, r_.index, seed)};
+    if (secret || !cache) return make_case(p_, shape_, weights_, seed, hash_key_, target_);
+    const CachedExpected cached{cache, cache->key(r_.index, seed)};
     return make_case(p_, shape_, weights_, seed, hash_key_, target_, std::nullopt, &cached);
   }
 
@@ -1150,16 +1148,6 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
       r.sandbox.version = probe.version;
     }
     r.device = timed(prep.device, [&] { return target->device_description(); });
-    // The public seeds' expected outputs, cached per binary, problem, device, shape and seed
-    // (eval/expected_cache.h); off where asked, or where the device cannot be identified.
-    if (!o.expected_cache_dir.empty() && p.weights.empty()) {
-      try {
-        o.expected_cache = std::make_shared<const ExpectedCache>(o.expected_cache_dir, p, r.target, target->device_fingerprint(),
-                                                                 kbench_version(), running_binary_identity());
-      } catch (const std::exception&) {
-        o.expected_cache.reset();  // every case computed, as without the cache
-      }
-    }
     fs::create_directories(o.work_dir);
 
     // The static scan (static_scan.h): the problem's forbidden patterns and tampering patterns,
@@ -1198,6 +1186,19 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
         return finish({Reason::load_error, std::string("the built library cannot be inspected: ") + e.what()});
       }
       if (f.failed()) return finish(std::move(f));
+    }
+
+    // The public seeds' expected outputs, cached per binary, problem, device, shape and seed
+    // (eval/expected_cache.h), for a problem without weights (drawn from a secret seed each run);
+    // none where not asked for, or where the device cannot be identified.
+    o.expected_cache.reset();
+    if (!o.expected_cache_dir.empty() && p.weights.empty()) {
+      try {
+        o.expected_cache = std::make_shared<const ExpectedCache>(o.expected_cache_dir, p, r.target, target->device_fingerprint(),
+                                                                 kbench_version(), running_binary_identity());
+      } catch (const std::exception&) {
+        // every case computed, as without the cache
+      }
     }
 
     // Shapes in a secret order (each in a worker of its own); results are reported in index order.

@@ -47,7 +47,7 @@ struct EvalOptions {
   // The cache of the public seeds' expected outputs (eval/expected_cache.h); empty: none (every
   // case computed). `kbench check|bench|eval` set it to kbench_cache_dir()/expected.
   std::filesystem::path expected_cache_dir;
-  std::shared_ptr<const ExpectedCache> expected_cache;  // made by evaluate() from expected_cache_dir
+  std::shared_ptr<const ExpectedCache> expected_cache;  // made by evaluate() from expected_cache_dir; never set it
   std::filesystem::path hardware_dir;   // datasheets (hardware/*.toml)
   bool refresh_ceilings = false;
   bool baseline = true;                 // with bench: also time the problem's baseline, if it has one

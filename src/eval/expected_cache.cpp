@@ -70,7 +70,7 @@ std::string running_binary_identity() {
 ExpectedCache::ExpectedCache(fs::path folder, const Problem& problem, const std::string& target,
                              const std::string& device_fingerprint, const std::string& kbench_version,
                              const std::string& binary_identity)
-    : folder_(std::move(folder)) {
+    : folder_(std::move(folder)), shapes_(problem.shapes) {
   if (folder_.empty()) return;
   // Each part on its own line after its name, the problem's files last: no two different inputs
   // make the same material.
@@ -80,8 +80,8 @@ ExpectedCache::ExpectedCache(fs::path folder, const Problem& problem, const std:
   shared_material_ += problem_material(problem.dir);
 }
 
-std::string ExpectedCache::key(const Problem& problem, size_t shape_index, uint64_t seed) const {
-  const ShapeCase& shape = problem.shapes.at(shape_index);
+std::string ExpectedCache::key(size_t shape_index, uint64_t seed) const {
+  const ShapeCase& shape = shapes_.at(shape_index);
   std::string material = shared_material_;
   material += fmt::format("\nshape {} {}\ndims", shape_index, shape.label);
   for (int64_t d : shape.dims) material += fmt::format(" {}", d);

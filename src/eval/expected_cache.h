@@ -51,7 +51,7 @@ class ExpectedCache {
 
   bool enabled() const { return !folder_.empty(); }
   // The key of `seed`'s case on shape `shape_index` of the problem.
-  std::string key(const Problem& problem, size_t shape_index, uint64_t seed) const;
+  std::string key(size_t shape_index, uint64_t seed) const;
   // The cached values under `key`, one vector per output of the sizes given, or nullopt. Never throws.
   std::optional<std::vector<std::vector<double>>> load(const std::string& key, const std::vector<size_t>& numels) const;
   // Stores the values under `key` (atomically; nothing for a case over kExpectedCacheMaxCaseBytes
@@ -60,7 +60,8 @@ class ExpectedCache {
 
  private:
   std::filesystem::path folder_;
-  std::string shared_material_;  // the key's parts common to every case of this evaluation
+  std::vector<ShapeCase> shapes_;  // the problem's
+  std::string shared_material_;    // the key's parts common to every case of this evaluation
 };
 
 }  // namespace kb

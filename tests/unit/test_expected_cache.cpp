@@ -36,7 +36,7 @@ class ExpectedCacheTest : public testing::Test {
                       const std::string& binary = "1:2:3:4", const std::string& target = "host") const {
     return ExpectedCache(cache_.path() / "expected", problem(), target, device, version, binary);
   }
-  std::string key(const ExpectedCache& c, size_t shape = 0, uint64_t seed = 1) const { return c.key(problem(), shape, seed); }
+  std::string key(const ExpectedCache& c, size_t shape = 0, uint64_t seed = 1) const { return c.key(shape, seed); }
 
   TempDir work_{"expected-cache-problem"};
   TempDir cache_{"expected-cache"};
