@@ -277,8 +277,7 @@ int run_build(EvalCommand& c, GlobalOptions& g) {
     if (const auto why = python_unavailable_reason(target->name()))
       throw UsageError(fmt::format("{}: Python solutions are unavailable on the {} target: {}", c.solution.string(),
                                    target->name(), *why));
-  BuildOptions bo{{}, p.allowed_libraries};
-  bo.sandbox = !c.no_sandbox;
+  const BuildOptions bo = solution_build_options(p, /*sandbox=*/!c.no_sandbox);
   if (bo.sandbox)
     if (const BwrapProbe probe = probe_worker_sandbox(); !probe.ok)
       throw UsageError(probe.error + ". kbench builds a solution only in a sandbox; pass --no-sandbox to build without one");

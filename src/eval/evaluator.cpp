@@ -1171,8 +1171,7 @@ EvalResult evaluate_build(const Problem& p, const fs::path& given_dir, const Eva
     r.timing_policy = o.timing;
 
     if (o.progress) o.progress("building " + r.solution_dir);
-    BuildOptions bo{libraries, p.allowed_libraries};
-    bo.sandbox = o.isolate;
+    const BuildOptions bo = solution_build_options(p, o.isolate, libraries);
     BuildResult b = timed(prep.build, [&] { return target->build(solution_dir, o.build_dir, bo); });
     r.build = BuildRecord{b.ok, b.cached, b.seconds, b.command, b.library.string(), b.ok ? "" : trim_compiler_log(b.log)};
     if (!b.ok) return finish({Reason::build_error, "the solution does not compile:\n" + r.build.log_excerpt});

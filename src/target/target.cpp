@@ -18,6 +18,12 @@ bool cuda_available() {
 #endif
 }
 
+BuildOptions solution_build_options(const Problem& p, bool sandbox, std::vector<std::string> libraries) {
+  BuildOptions bo{std::move(libraries), p.allowed_libraries};
+  bo.sandbox = sandbox;
+  return bo;
+}
+
 std::unique_ptr<Target> make_target(const std::string& name) {
   if (name == "host") return make_host_target();
   if (name == "cuda" || name == "auto") {

@@ -18,6 +18,7 @@
 #include <dlpack/dlpack.h>
 
 #include "core/perturb.h"
+#include "deck/problem.h"
 #include "target/ceilings.h"
 #include "target/gpu_sharing.h"
 
@@ -213,6 +214,11 @@ class Target {
 // "host", "cuda", or "auto" (cuda when this kbench was built with it and a GPU is present).
 // Throws std::invalid_argument for an unknown or unavailable target, saying why.
 std::unique_ptr<Target> make_target(const std::string& name);
+
+// The options every build of a solution of `p` uses, so that `kbench build` and check/bench/eval
+// build the same library under the same cache key: the problem's allowed libraries, the build
+// sandbox or not, and the libraries always linked (a baseline's; none for a solution).
+BuildOptions solution_build_options(const Problem& p, bool sandbox, std::vector<std::string> libraries = {});
 bool cuda_available();
 
 }  // namespace kb
