@@ -1,6 +1,5 @@
 #include "eval/result.h"
 
-#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -29,6 +28,34 @@ json to_json(const RooflinePoint& p) {
           {"launch_floor_seconds", opt(p.launch_floor_seconds)}, {"achievable_fraction", opt(p.achievable_fraction)}};
 }
 
+// A record's named seconds (a shape's phases, the preparation's steps), by their result.json names;
+// `always`: in every record written, so a reader requires it (the others came later, and an older
+// record without them reads as 0).
+template <class Phases>
+struct SecondsField {
+  const char* key;
+  double Phases::*field;
+  bool always;
+};
+constexpr SecondsField<ShapePhases> kShapePhaseFields[] = {
+    {"setup", &ShapePhases::setup, true},       {"expected", &ShapePhases::expected, true},
+    {"worker", &ShapePhases::worker, true},     {"judging", &ShapePhases::judging, true},
+    {"total", &ShapePhases::total, true},       {"start", &ShapePhases::start, false},
+    {"checks", &ShapePhases::checks, false},    {"repeats", &ShapePhases::repeats, false},
+    {"timing", &ShapePhases::timing, false},    {"confirmation", &ShapePhases::confirmation, false}};
+using Preparation = EvalResult::Preparation;
+constexpr SecondsField<Preparation> kPreparationFields[] = {
+    {"sandbox", &Preparation::sandbox, false}, {"device", &Preparation::device, false},
+    {"scan", &Preparation::scan, false},       {"build", &Preparation::build, false},
+    {"sass", &Preparation::sass, false},       {"ceilings", &Preparation::ceilings, false}};
+
+template <class Phases, size_t N>
+json seconds_json(const Phases& p, const SecondsField<Phases> (&fields)[N]) {
+  json j = json::object();
+  for (const auto& f : fields) j[f.key] = p.*f.field;
+  return j;
+}
+
 json to_json(const ShapeResult& s, bool with_samples) {
   json dims = json::object();
   for (const auto& [k, v] : s.dims) dims[k] = v;
@@ -39,25 +66,9 @@ json to_json(const ShapeResult& s, bool with_samples) {
           {"timing", s.timing ? to_json(*s.timing, with_samples) : json(nullptr)},
           {"roofline", s.roofline ? to_json(*s.roofline) : json(nullptr)},
           {"gpu_work", s.gpu_work.is_null() ? json(nullptr) : s.gpu_work},
-          {"seconds", {{"start", s.seconds.start}, {"setup", s.seconds.setup}, {"expected", s.seconds.expected},
-                       {"worker", s.seconds.worker}, {"checks", s.seconds.checks}, {"repeats", s.seconds.repeats},
-                       {"timing", s.seconds.timing}, {"confirmation", s.seconds.confirmation},
-                       {"judging", s.seconds.judging}, {"total", s.seconds.total}}},
+          {"seconds", seconds_json(s.seconds, kShapePhaseFields)},
           {"expected_cached", s.expected_cached},
           {"call_timeout_seconds", s.call_timeout_seconds}};
-}
-
-// The preparation's steps, by their result.json names.
-std::array<std::pair<const char*, double EvalResult::Preparation::*>, 6> preparation_fields() {
-  using P = EvalResult::Preparation;
-  return {{{"sandbox", &P::sandbox}, {"device", &P::device}, {"scan", &P::scan}, {"build", &P::build}, {"sass", &P::sass},
-           {"ceilings", &P::ceilings}}};
-}
-
-json preparation_json(const EvalResult::Preparation& prep) {
-  json j = json::object();
-  for (auto [key, field] : preparation_fields()) j[key] = prep.*field;
-  return j;
 }
 
 // --- The inverse of the writers above (eval_result_from_json) ---------------------------------
@@ -65,6 +76,15 @@ json preparation_json(const EvalResult::Preparation& prep) {
 template <class T>
 T get(const json& j, const char* key) {
   return j.at(key).get<T>();
+}
+
+// The inverse of seconds_json: a field every record has is required, a later one defaults to 0.
+template <class Phases, size_t N>
+Phases seconds_from(const json& j, const SecondsField<Phases> (&fields)[N]) {
+  Phases p;
+  for (const auto& f : fields)
+    if (f.always || j.contains(f.key)) p.*f.field = get<double>(j, f.key);
+  return p;
 }
 
 double opt_double(const json& v) { return v.is_null() ? NAN : v.get<double>(); }
@@ -199,13 +219,7 @@ ShapeResult shape_from(const json& j) {
   if (!j.at("timing").is_null()) s.timing = timing_from(j.at("timing"));
   if (!j.at("roofline").is_null()) s.roofline = roofline_from(j.at("roofline"));
   s.gpu_work = j.at("gpu_work");
-  const json& sec = j.at("seconds");
-  s.seconds = {get<double>(sec, "setup"), get<double>(sec, "expected"), get<double>(sec, "worker"),
-               get<double>(sec, "judging"), get<double>(sec, "total")};
-  if (sec.contains("start")) s.seconds.start = get<double>(sec, "start");  // absent before it was recorded
-  for (auto [key, field] : {std::pair{"checks", &ShapePhases::checks}, std::pair{"repeats", &ShapePhases::repeats},
-                            std::pair{"timing", &ShapePhases::timing}, std::pair{"confirmation", &ShapePhases::confirmation}})
-    if (sec.contains(key)) s.seconds.*field = get<double>(sec, key);  // the same
+  s.seconds = seconds_from(j.at("seconds"), kShapePhaseFields);
   s.call_timeout_seconds = get<double>(j, "call_timeout_seconds");
   s.expected_cached = j.value("expected_cached", size_t{0});  // absent before it was recorded
   return s;
@@ -309,8 +323,8 @@ EvalResult eval_result_from_json(const json& j) {
   r.kbench_version = get<std::string>(j, "kbench_version");
   r.started_at = get<std::string>(j, "started_at");
   r.duration_seconds = get<double>(j, "duration_seconds");
-  if (const json& prep = j.value("preparation_seconds", json(nullptr)); prep.is_object())  // absent before it was recorded
-    for (auto [key, field] : preparation_fields()) r.preparation_seconds.*field = prep.value(key, 0.0);
+  if (const json prep = j.value("preparation_seconds", json(nullptr)); prep.is_object())  // absent before it was recorded
+    r.preparation_seconds = seconds_from(prep, kPreparationFields);
   if (!j.at("annotation").is_null()) r.annotation = annotation_from(j.at("annotation"));
   return r;
 }
@@ -357,7 +371,7 @@ json to_json(const EvalResult& r, bool with_samples) {
       {"kbench_version", r.kbench_version},
       {"started_at", r.started_at},
       {"duration_seconds", r.duration_seconds},
-      {"preparation_seconds", preparation_json(r.preparation_seconds)},
+      {"preparation_seconds", seconds_json(r.preparation_seconds, kPreparationFields)},
       {"annotation", r.annotation ? to_json(*r.annotation) : json(nullptr)},
   };
 }
