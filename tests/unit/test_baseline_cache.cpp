@@ -33,10 +33,7 @@ void append(const fs::path& file, const std::string& text) {
 class BaselineCacheTest : public testing::Test {
  protected:
   BaselineCacheTest() : env_("KBENCH_CACHE_DIR", cache_.path().string()) {
-    fs::create_directories(problem_dir());
-    for (const auto& e : fs::directory_iterator(kSoftmax))
-      if (e.path().filename() != "solutions")
-        fs::copy(e.path(), problem_dir() / e.path().filename(), fs::copy_options::recursive);
+    testing_support::copy_problem_without_solutions(kSoftmax, problem_dir());
     fs::create_directories(problem_dir() / "solutions" / "one");
     std::ofstream(problem_dir() / "solutions" / "one" / "solution.cpp") << "// a solution\n";
   }

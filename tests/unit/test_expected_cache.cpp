@@ -25,10 +25,7 @@ const fs::path kSoftmax = fs::path(KBENCH_SOURCE_DIR) / "problems" / "softmax";
 class ExpectedCacheTest : public testing::Test {
  protected:
   ExpectedCacheTest() {
-    fs::create_directories(problem_dir());
-    for (const auto& e : fs::directory_iterator(kSoftmax))
-      if (e.path().filename() != "solutions")
-        fs::copy(e.path(), problem_dir() / e.path().filename(), fs::copy_options::recursive);
+    testing_support::copy_problem_without_solutions(kSoftmax, problem_dir());
   }
   fs::path problem_dir() const { return work_.path() / "softmax"; }
   Problem problem() const { return load_problem(problem_dir()); }

@@ -1,5 +1,5 @@
-// Helpers shared by unit tests: an environment variable set for one scope, and temporary
-// folders that clean up after themselves.
+// Helpers shared by unit tests: an environment variable set for one scope, temporary folders that
+// clean up after themselves, and an editable copy of a deck problem.
 #pragma once
 
 #include <unistd.h>
@@ -36,6 +36,15 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
+
+// A copy of a deck problem's folder at `to`, its solutions/ left out: a problem a test may edit
+// (the caches' keys read every file but the solutions).
+inline void copy_problem_without_solutions(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::create_directories(to);
+  for (const auto& e : std::filesystem::directory_iterator(from))
+    if (e.path().filename() != "solutions")
+      std::filesystem::copy(e.path(), to / e.path().filename(), std::filesystem::copy_options::recursive);
+}
 
 // A fresh, empty folder under the system temp dir, named after `tag`, this process and a counter;
 // it does not exist until the test creates it, and is removed with everything in it at the end.
